@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import { fillPolicy, formatIssues, nameSchema, policySchema } from './config.js';
+import { DocketError } from './errors.js';
+import type { Json } from './json.js';
+import { canonicalJson } from './json.js';
+import type { CallbackKind, RetryPolicy } from './types.js';
+
+const schemaLike = v.custom<v.GenericSchema>(
+  (input) => typeof input === 'object' && input !== null && (input as { kind?: unknown }).kind === 'schema',
+  'must be a valibot schema',
+);
+
+const definitionSchema = v.strictObject({
+  name: nameSchema,
+  version: nameSchema,
+  events: v.optional(v.array(v.picklist(['success', 'failure', 'batchSettled']))),
+  policy: v.optional(policySchema),
+  schema: v.optional(v.strictObject({ query: v.optional(schemaLike), state: v.optional(schemaLike) })),
+  recovery: v.optional(v.picklist(['automatic', 'manual'])),
+  limits: v.optional(
+    v.strictObject({
+      modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000_000))),
+      deadlineMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
+    }),
+  ),
+});
+
+const handlerNames = ['execute', 'check', 'validateEvent', 'onSuccess', 'onFailure', 'onBatchSettled'] as const;
+
+/** A task definition as `queue.define` takes it (SPEC section 3). */
+export type TaskDefinition = v.InferInput<typeof definitionSchema>;
+
+/** A definition with every default filled, plus its identity hash. */
+export interface ResolvedDefinition {
+  name: string;
+  version: string;
+  events: CallbackKind[];
+  policy: RetryPolicy;
+  recovery: 'automatic' | 'manual';
+  limits: { modelCalls: number | null; deadlineMs: number | null };
+  schema: { query?: v.GenericSchema; state?: v.GenericSchema };
+  /** sha256 over the canonical JSON of name, version, events, filled policy, recovery and limits. */
+  hash: string;
+  /** The canonical JSON the hash covers. */
+  canonical: Json;
+}
+
+/** Validates a definition, fills it from the queue's default policy and computes its hash; throws `CONFIG_INVALID`. */
+export function resolveDefinition(input: unknown, defaultPolicy: RetryPolicy): ResolvedDefinition {
+  const parsed = v.safeParse(definitionSchema, input);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.issues);
+    throw new DocketError('CONFIG_INVALID', `invalid task definition: ${issues[0]?.path}: ${issues[0]?.message}`, {
+      operation: 'queue.define',
+      details: { issues },
+    });
+  }
+  const d = parsed.output;
+  const events = [...new Set(d.events ?? [])].sort() as CallbackKind[];
+  const policy = fillPolicy(d.policy, defaultPolicy, 'definition.policy');
+  const recovery = d.recovery ?? 'automatic';
+  const limits = { modelCalls: d.limits?.modelCalls ?? null, deadlineMs: d.limits?.deadlineMs ?? null };
+  const canonical = {
+    name: d.name,
+    version: d.version,
+    events,
+    policy: { attempts: policy.attempts, timeoutMs: policy.timeoutMs, backoff: { ...policy.backoff } },
+    recovery,
+    limits,
+  };
+  const hash = createHash('sha256').update(canonicalJson(canonical)).digest('hex');
+  return {
+    name: d.name,
+    version: d.version,
+    events,
+    policy,
+    recovery,
+    limits,
+    schema: {
+      ...(d.schema?.query ? { query: d.schema.query } : {}),
+      ...(d.schema?.state ? { state: d.schema.state } : {}),
+    },
+    hash,
+    canonical: canonical as unknown as Json,
+  };
+}
+
+/** Checks that `handlers` only has known handler names, each a function; throws `CONFIG_INVALID`. */
+export function assertHandlers(handlers: unknown): void {
+  if (handlers === undefined) return;
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
+    throw new DocketError('CONFIG_INVALID', 'handlers must be an object', { operation: 'queue.define' });
+  }
+  for (const [name, value] of Object.entries(handlers)) {
+    if (!(handlerNames as readonly string[]).includes(name)) {
+      throw new DocketError('CONFIG_INVALID', `unknown handler ${name}`, {
+        operation: 'queue.define',
+        details: { path: `handlers.${name}` },
+      });
+    }
+    if (typeof value !== 'function') {
+      throw new DocketError('CONFIG_INVALID', `handler ${name} must be a function`, {
+        operation: 'queue.define',
+        details: { path: `handlers.${name}` },
+      });
+    }
+  }
+}

@@ -1,0 +1,193 @@
+import type { ResolvedQueueOptions } from './config.js';
+import type { ResolvedDefinition } from './definition.js';
+import { DocketError } from './errors.js';
+import type { TaskHandlers } from './handlers.js';
+import type { Json } from './json.js';
+import type { RunWrite, Store } from './store.js';
+import { emitTelemetry } from './telemetry.js';
+import type { RunError } from './types.js';
+
+/** A task registered in a queue: its resolved definition and, outside producer mode, its handlers. */
+export interface RegisteredTask {
+  definition: ResolvedDefinition;
+  // biome-ignore lint/suspicious/noExplicitAny: handlers of every task share one registry whatever their types.
+  handlers: TaskHandlers<any, any, any> | null;
+}
+
+/** Why a page in flight was stopped before it returned. */
+export type StopReason = 'timeout' | 'deadline' | 'cancelled' | 'lease_lost' | 'close' | 'caller' | 'budget';
+
+/** A page executing in this process. */
+export interface InFlight {
+  runId: string;
+  token: number;
+  controller: AbortController;
+  stopReason: StopReason | null;
+  /** Resolves when the page is settled (or left to the store's recovery). */
+  done: Promise<void>;
+}
+
+/** The state one queue's runtime shares between its task API, workers and executions. */
+export class Engine {
+  readonly inflight = new Map<string, InFlight>();
+  readonly tasks = new Map<string, RegisteredTask>();
+  private wakeResolve: (() => void) | null = null;
+  private woken = false;
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeAt = Number.POSITIVE_INFINITY;
+
+  constructor(readonly options: ResolvedQueueOptions) {}
+
+  get store(): Store {
+    return this.options.store;
+  }
+
+  get namespace(): string {
+    return this.options.namespace;
+  }
+
+  /** The actor name this process writes into history for its workers. */
+  get workerActor(): string {
+    return `worker:${this.options.runtime.workerId}`;
+  }
+
+  now(): number {
+    return this.options.clock.now();
+  }
+
+  /** Wakes the worker loop now (a run was started or a slot freed in this process). */
+  wake(): void {
+    this.woken = true;
+    const resolve = this.wakeResolve;
+    this.wakeResolve = null;
+    resolve?.();
+  }
+
+  /** Wakes the worker loop at `at` (epoch ms, by this queue's clock), unless an earlier wake is already set. */
+  wakeAtTime(at: number): void {
+    if (at >= this.wakeAt) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.wake();
+      },
+      Math.max(0, at - this.now()),
+    );
+    this.wakeTimer.unref?.();
+  }
+
+  /** Sleeps until `wake()` or `ms` passes. */
+  async sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeResolve = null;
+        resolve();
+      }, ms);
+      this.wakeResolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.woken = false;
+  }
+
+  /** Clears timers the engine owns. */
+  dispose(): void {
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = null;
+    this.wake();
+  }
+
+  /** Reports every history entry of a write to telemetry. */
+  written(write: RunWrite | null): void {
+    if (write === null) return;
+    for (const entry of write.history) {
+      emitTelemetry(this.options.telemetry.sink, {
+        type: 'transition',
+        namespace: write.run.namespace,
+        runId: write.run.runId,
+        task: { name: write.run.taskName, version: write.run.taskVersion },
+        revision: entry.seq,
+        entry,
+      });
+    }
+    if (write.run.status === 'retrying' && write.run.dueAt !== null) this.wakeAtTime(write.run.dueAt);
+    if (write.run.status === 'pending') this.wake();
+  }
+
+  /** Aborts a page of this run in flight in this process, if any. */
+  stopLocal(runId: string, reason: StopReason): void {
+    const flight = this.inflight.get(runId);
+    if (!flight || flight.stopReason !== null) return;
+    flight.stopReason = reason;
+    flight.controller.abort(abortError(reason));
+  }
+
+  /** Summarises a thrown value as a `RunError`, its message cut to `limits.errorBytes`. */
+  toRunError(error: unknown): RunError {
+    const code = error instanceof DocketError ? error.code : codeOf(error);
+    const name = error instanceof Error ? error.name : typeof error;
+    const message = error instanceof Error ? error.message : String(error);
+    const limit = this.options.limits.errorBytes;
+    const bytes = Buffer.from(message, 'utf8');
+    if (bytes.length <= limit) return { code, name, message, truncated: false };
+    return {
+      code,
+      name,
+      message: bytes
+        .subarray(0, limit)
+        .toString('utf8')
+        .replace(/\uFFFD$/, ''),
+      truncated: true,
+    };
+  }
+
+  /** A short detail object for history, from a check's answer. */
+  checkDetail(result: { reason?: string; detail?: Json }): Json {
+    const detail: Record<string, Json> = {};
+    if (result.reason !== undefined) detail.reason = String(result.reason);
+    if (result.detail !== undefined) detail.detail = result.detail;
+    return detail;
+  }
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : 'BUSINESS_ERROR';
+}
+
+/** The `reason` given to an aborted `ctx.signal`: an `AbortError` naming why. */
+export function abortError(reason: StopReason): Error {
+  const error = new Error(`page stopped: ${reason}`);
+  error.name = reason === 'timeout' ? 'TimeoutError' : 'AbortError';
+  return error;
+}
+
+/** True when `value` looks like a promise. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/**
+ * Continues with `fn(value)` now when `value` is plain, after it resolves when it is a promise and `allowAsync`, and
+ * refuses a promise with `HANDLER_CONTRACT_INVALID` when the store's transactions are synchronous.
+ */
+export function step<A, B>(value: A | PromiseLike<A>, allowAsync: boolean, what: string, fn: (a: A) => B): B {
+  if (!isThenable(value)) return fn(value);
+  if (!allowAsync) {
+    Promise.resolve(value).catch(() => undefined);
+    throw new DocketError(
+      'HANDLER_CONTRACT_INVALID',
+      `${what} returned a promise, but this store's transactions are synchronous: do async work before ctx.next/ctx.end`,
+      { operation: 'commit' },
+    );
+  }
+  return Promise.resolve(value).then(fn) as B;
+}

@@ -1,0 +1,394 @@
+import * as v from 'valibot';
+import { formatIssues } from './config.js';
+import {
+  abortError,
+  type Engine,
+  type InFlight,
+  isThenable,
+  type RegisteredTask,
+  type StopReason,
+  step,
+} from './engine.js';
+import { DocketError, isDocketError } from './errors.js';
+import type { CheckResult, ControlOptions, ExecuteContext, PageControl } from './handlers.js';
+import { assertJson, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
+import type { ModelProvider, ModelRequest } from './model.js';
+import { type TransitionInput, transition } from './state-machine.js';
+import type { PlanResult, RunWrite } from './store.js';
+import type { RunRecord } from './types.js';
+
+type Outcome =
+  | { kind: 'returned'; value: unknown }
+  | { kind: 'threw'; error: unknown }
+  | { kind: 'stopped'; reason: StopReason };
+
+interface Control extends PageControl {
+  readonly kind: 'next' | 'end';
+  readonly state: Json | null;
+  readonly effect: ControlOptions<unknown>['effect'];
+}
+
+/** Writes one state-machine input for a run whose lease this page holds (or any input without a lease token). */
+export async function settle(engine: Engine, runId: string, input: TransitionInput): Promise<RunRecord | null> {
+  return engine.store
+    .transact(engine.namespace, runId, (_tx, current) => {
+      if (current === null) return { write: null, value: null };
+      const decision = transition(current, input, engine.now());
+      if (!decision.ok) return { write: null, value: null };
+      const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+      return { write, value: write };
+    })
+    .then((write) => {
+      engine.written(write);
+      return write?.run ?? null;
+    });
+}
+
+function holds(current: RunRecord | null, token: number): current is RunRecord {
+  return current !== null && current.fence === token && (current.status === 'running' || current.status === 'pausing');
+}
+
+/**
+ * Executes one claimed page of `run` to its settle: the claim-time check, the handler under its timeout, deadline,
+ * heartbeat and signal, then the commit (re-checks, check at commit, effect, write) or the failure transition.
+ * `callerSignal` is the signal of a `task.run` caller: its abort ends the run `CALLER_CANCELLED`.
+ */
+export async function executePage(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  callerSignal?: AbortSignal,
+): Promise<void> {
+  const handlers = task.handlers;
+  if (handlers === null) throw new Error('internal: executing a task without handlers');
+  const token = run.fence;
+  const actor = engine.workerActor;
+  const allowAsync = engine.store.capabilities.asyncTransactions;
+  const query = frozenCopy(run.query);
+  const state = frozenCopy(run.state);
+
+  if (handlers.check) {
+    const check = handlers.check;
+    let verdict: 'ok' | 'blocked' | 'lost';
+    try {
+      verdict = await engine.store.transact(engine.namespace, run.runId, (tx, current) => {
+        if (!holds(current, token)) return { write: null, value: 'lost' as const };
+        return step(
+          check({ runId: run.runId, query, state, phase: 'claim', tx }),
+          allowAsync,
+          'check',
+          (result: CheckResult): PlanResult<'ok' | 'blocked' | 'lost'> => {
+            if (result?.ok === true) return { write: null, value: 'ok' };
+            const write = decide(
+              current,
+              {
+                type: 'check_failed',
+                actor,
+                phase: 'claim',
+                leaseToken: token,
+                detail: engine.checkDetail(result ?? {}),
+              },
+              engine.now(),
+            );
+            return { write, value: 'blocked' };
+          },
+        );
+      });
+    } catch (error) {
+      await settleFailure(engine, run.runId, token, error, false);
+      return;
+    }
+    if (verdict === 'blocked') engine.wake();
+    if (verdict !== 'ok') return;
+  }
+
+  const controller = new AbortController();
+  let resolveDone!: () => void;
+  const flight: InFlight = {
+    runId: run.runId,
+    token,
+    controller,
+    stopReason: null,
+    done: new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    }),
+  };
+  engine.inflight.set(run.runId, flight);
+
+  const timers: NodeJS.Timeout[] = [];
+  const stop = (reason: StopReason) => engine.stopLocal(run.runId, reason);
+  timers.push(setTimeout(() => stop('timeout'), run.policy.timeoutMs));
+  if (run.deadlineAt !== null)
+    timers.push(setTimeout(() => stop('deadline'), Math.max(0, run.deadlineAt - engine.now())));
+  const heartbeat = setInterval(() => void renewLease(engine, run.runId, token), engine.options.protocol.heartbeatMs);
+  const onCallerAbort = () => stop('caller');
+  if (callerSignal) {
+    if (callerSignal.aborted) onCallerAbort();
+    else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+  }
+
+  let issued: Control | null = null;
+  let violation: string | null = null;
+  const control = (kind: 'next' | 'end', nextState: Json | null, options: ControlOptions<unknown> | undefined) => {
+    if (issued !== null) {
+      violation = `ctx.${kind} called after ctx.${issued.kind}: a page settles once`;
+      throw new DocketError('HANDLER_CONTRACT_INVALID', violation, { operation: `ctx.${kind}`, runId: run.runId });
+    }
+    if (options !== undefined && (typeof options !== 'object' || options === null)) {
+      throw new DocketError('CONFIG_INVALID', `ctx.${kind} options must be an object`, { operation: `ctx.${kind}` });
+    }
+    if (options?.effect !== undefined && typeof options.effect !== 'function') {
+      throw new DocketError('CONFIG_INVALID', 'effect must be a function', { operation: `ctx.${kind}` });
+    }
+    issued = Object.freeze({ kind, state: nextState, effect: options?.effect });
+    return issued;
+  };
+
+  const ctx: ExecuteContext<unknown, unknown, unknown> = {
+    runId: run.runId,
+    query,
+    state,
+    page: run.page,
+    batchId: `${run.runId}:${run.page}`,
+    attempt: run.pageFailures + 1,
+    signal: controller.signal,
+    next: (nextState?: unknown, options?: ControlOptions<unknown>) => {
+      const committed = nextState === undefined ? run.state : validateState(engine, task, nextState, run.runId);
+      return control('next', committed, options);
+    },
+    end: (options?: ControlOptions<unknown>) => control('end', run.state, options),
+    callModel: (provider: ModelProvider, request: ModelRequest) =>
+      callModel(engine, run.runId, token, flight, provider, request),
+  };
+
+  const stopped = new Promise<Outcome>((resolve) => {
+    if (controller.signal.aborted) resolve({ kind: 'stopped', reason: flight.stopReason ?? 'cancelled' });
+    controller.signal.addEventListener('abort', () => resolve({ kind: 'stopped', reason: flight.stopReason! }), {
+      once: true,
+    });
+  });
+  const executed = (async (): Promise<Outcome> => {
+    try {
+      return { kind: 'returned', value: await handlers.execute(ctx) };
+    } catch (error) {
+      return { kind: 'threw', error };
+    }
+  })();
+
+  const outcome = await Promise.race([executed, stopped]);
+  for (const timer of timers) clearTimeout(timer);
+  clearInterval(heartbeat);
+  callerSignal?.removeEventListener('abort', onCallerAbort);
+
+  try {
+    if (outcome.kind === 'stopped') {
+      await settleStop(engine, run.runId, token, outcome.reason);
+    } else if (violation !== null || (outcome.kind === 'returned' && (issued === null || outcome.value !== issued))) {
+      const message =
+        violation ??
+        (issued === null
+          ? 'execute must return ctx.next(...) or ctx.end(...)'
+          : 'execute returned something other than the control object of this attempt');
+      await settle(engine, run.runId, {
+        type: 'contract_invalid',
+        actor,
+        leaseToken: token,
+        error: engine.toRunError(new DocketError('HANDLER_CONTRACT_INVALID', message, { runId: run.runId })),
+      });
+    } else if (outcome.kind === 'threw') {
+      await settleFailure(engine, run.runId, token, outcome.error, false);
+    } else {
+      await commit(engine, task, run, token, issued!);
+    }
+  } finally {
+    engine.inflight.delete(run.runId);
+    resolveDone();
+    engine.wake();
+  }
+}
+
+async function commit(engine: Engine, task: RegisteredTask, run: RunRecord, token: number, control: Control) {
+  const actor = engine.workerActor;
+  const allowAsync = engine.store.capabilities.asyncTransactions;
+  const check = task.handlers?.check;
+  try {
+    const write = await engine.store.transact<RunWrite | null>(engine.namespace, run.runId, (tx, current) => {
+      if (!holds(current, token)) return { write: null, value: null };
+      const now = engine.now();
+      if (current.deadlineAt !== null && current.deadlineAt <= now) {
+        const w = decide(current, { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }, now);
+        return { write: w, value: w };
+      }
+      const checked = check
+        ? check({
+            runId: run.runId,
+            query: frozenCopy(current.query),
+            state: frozenCopy(current.state),
+            phase: 'commit',
+            tx,
+          })
+        : ({ ok: true } as CheckResult);
+      return step(checked, allowAsync, 'check', (result: CheckResult) => {
+        if (result?.ok !== true) {
+          const w = decide(
+            current,
+            {
+              type: 'check_failed',
+              actor,
+              phase: 'commit',
+              leaseToken: token,
+              detail: engine.checkDetail(result ?? {}),
+            },
+            now,
+          );
+          return { write: w, value: w };
+        }
+        return step(control.effect ? control.effect(tx) : undefined, allowAsync, 'effect', () => {
+          const input: TransitionInput =
+            control.kind === 'next'
+              ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
+              : { type: 'settle_end', actor, leaseToken: token };
+          const w = decide(current, input, now);
+          return { write: w, value: w };
+        });
+      });
+    });
+    engine.written(write);
+  } catch (error) {
+    if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
+      await settle(engine, run.runId, {
+        type: 'contract_invalid',
+        actor,
+        leaseToken: token,
+        error: engine.toRunError(error),
+      });
+      return;
+    }
+    await settleFailure(engine, run.runId, token, error, false);
+  }
+}
+
+function decide(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
+  const decision = transition(current, input, now);
+  return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+}
+
+async function settleFailure(engine: Engine, runId: string, token: number, error: unknown, timedOut: boolean) {
+  await settle(engine, runId, {
+    type: 'settle_failure',
+    actor: engine.workerActor,
+    leaseToken: token,
+    error: engine.toRunError(error),
+    timedOut,
+    random: Math.random(),
+  });
+}
+
+async function settleStop(engine: Engine, runId: string, token: number, reason: StopReason): Promise<void> {
+  const actor = engine.workerActor;
+  switch (reason) {
+    case 'timeout':
+      return settleFailure(engine, runId, token, timeoutError(), true);
+    case 'deadline':
+      await settle(engine, runId, { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token });
+      return;
+    case 'caller':
+      // A separate write that the caller's aborted signal does not reach.
+      await settle(engine, runId, { type: 'cancel', actor, reason: 'CALLER_CANCELLED', leaseToken: token });
+      return;
+    case 'close':
+      await settle(engine, runId, { type: 'release', actor, leaseToken: token });
+      return;
+    default:
+      // cancelled, lease_lost, budget: another transition already ended this page.
+      return;
+  }
+}
+
+async function renewLease(engine: Engine, runId: string, token: number): Promise<void> {
+  try {
+    const held = await engine.store.transact(engine.namespace, runId, (_tx, current) => {
+      if (!holds(current, token) || current.lease === null) {
+        return { write: null, value: current?.status === 'cancelled' ? ('cancelled' as const) : ('lost' as const) };
+      }
+      const run = {
+        ...current,
+        lease: { ...current.lease, expiresAt: engine.now() + engine.options.protocol.leaseMs },
+      };
+      return { write: { run, history: [], events: [] }, value: 'held' as const };
+    });
+    if (held === 'cancelled') engine.stopLocal(runId, 'cancelled');
+    else if (held === 'lost') engine.stopLocal(runId, 'lease_lost');
+  } catch {
+    // A failed renewal is retried at the next beat; if the store stays down the lease expires and recovery runs.
+  }
+}
+
+function validateState(engine: Engine, task: RegisteredTask, value: unknown, runId: string): Json {
+  assertJson(value, 'state', { bytes: engine.options.limits.stateBytes, ...JSON_STRUCTURE_LIMITS }, 'ctx.next');
+  const schema = task.definition.schema.state;
+  if (schema) {
+    const parsed = v.safeParse(schema, value);
+    if (!parsed.success) {
+      throw new DocketError('JSON_INVALID', 'state does not match schema.state', {
+        operation: 'ctx.next',
+        runId,
+        details: { issues: formatIssues(parsed.issues) },
+      });
+    }
+  }
+  return value;
+}
+
+async function callModel(
+  engine: Engine,
+  runId: string,
+  token: number,
+  flight: InFlight,
+  provider: ModelProvider,
+  request: ModelRequest,
+) {
+  if (flight.controller.signal.aborted) throw flight.controller.signal.reason;
+  const verdict = await engine.store.transact<RunWrite | 'lost' | 'reserved'>(
+    engine.namespace,
+    runId,
+    (_tx, current) => {
+      if (!holds(current, token)) return { write: null, value: 'lost' };
+      if (current.modelCallLimit !== null && current.modelCallsUsed >= current.modelCallLimit) {
+        const w = decide(
+          current,
+          {
+            type: 'cancel',
+            actor: engine.workerActor,
+            reason: 'MODEL_CALL_BUDGET',
+            leaseToken: token,
+            detail: { limit: current.modelCallLimit, used: current.modelCallsUsed },
+          },
+          engine.now(),
+        );
+        return { write: w, value: w === null ? 'lost' : w };
+      }
+      const run = { ...current, modelCallsUsed: current.modelCallsUsed + 1, updatedAt: engine.now() };
+      return { write: { run, history: [], events: [] }, value: 'reserved' };
+    },
+  );
+  if (typeof verdict === 'object') {
+    engine.written(verdict);
+    engine.stopLocal(runId, 'budget');
+    throw abortError('budget');
+  }
+  if (verdict === 'lost') {
+    engine.stopLocal(runId, 'lease_lost');
+    throw abortError('lease_lost');
+  }
+  const response = provider.generate({ ...request, signal: flight.controller.signal });
+  if (!isThenable(response)) throw new DocketError('CONFIG_INVALID', 'provider.generate must return a promise');
+  return response;
+}
+
+function timeoutError(): Error {
+  const error = new Error('the attempt exceeded its timeoutMs');
+  error.name = 'TimeoutError';
+  (error as Error & { code: string }).code = 'ATTEMPT_TIMEOUT';
+  return error;
+}

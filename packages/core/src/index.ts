@@ -1,0 +1,67 @@
+export type { Clock, QueueOptions } from './config.js';
+export type { ResolvedDefinition, TaskDefinition } from './definition.js';
+export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './errors.js';
+export type {
+  CallbackContext,
+  CheckContext,
+  CheckResult,
+  ControlOptions,
+  Effect,
+  ExecuteContext,
+  PageControl,
+  TaskHandlers,
+  TriggerEvent,
+  ValidateEventContext,
+} from './handlers.js';
+export { canonicalJson, type Json } from './json.js';
+export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
+export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './model.js';
+export { type CloseResult, type CreateQueueOptions, createQueue, type Queue, type QueueState } from './queue.js';
+export { retryDelayMs } from './retry-policy.js';
+export {
+  type CancelReason,
+  type Decision,
+  type Refusal,
+  TRANSITION_TABLE,
+  type TransitionInput,
+  type TransitionRule,
+  transition,
+} from './state-machine.js';
+export {
+  CLAIMABLE_STATUSES,
+  type CreateRunRequest,
+  type CreateRunResult,
+  checkWrite,
+  type DefinitionRecord,
+  type PlanResult,
+  type RunWrite,
+  type SelectRequest,
+  type Store,
+  type StoreCapabilities,
+  type TaskKey,
+  type TransactPlan,
+} from './store.js';
+export type { BatchTask, CancelResult, RunOptions, StartInput } from './task.js';
+export type { TelemetryEvent } from './telemetry.js';
+export {
+  type Backoff,
+  type CallbackCounts,
+  type CallbackEventRecord,
+  type CallbackEventStatus,
+  type CallbackKind,
+  type CallbackPolicy,
+  type HistoryEntry,
+  isTerminal,
+  type Lease,
+  REASONS,
+  type Reason,
+  type RetryPolicy,
+  RUN_STATUSES,
+  type RunError,
+  type RunInfo,
+  type RunRecord,
+  type RunStatus,
+  type StoredTrigger,
+  TERMINAL_STATUSES,
+  toRunInfo,
+} from './types.js';

@@ -1,0 +1,248 @@
+import { DocketError } from './errors.js';
+import type { Json } from './json.js';
+import {
+  CLAIMABLE_STATUSES,
+  type CreateRunRequest,
+  type CreateRunResult,
+  checkWrite,
+  type DefinitionRecord,
+  type RunWrite,
+  type SelectRequest,
+  type Store,
+  type StoreCapabilities,
+  type TaskKey,
+  type TransactPlan,
+} from './store.js';
+import type { CallbackCounts, CallbackEventRecord, HistoryEntry, RunRecord } from './types.js';
+import { isTerminal } from './types.js';
+
+/** Options of `memoryStore()`. */
+export interface MemoryStoreOptions {
+  /** Allow async plans (checks and effects) like a server database; default `false`, like SQLite. */
+  asyncTransactions?: boolean;
+}
+
+/**
+ * The handle effects and checks receive from the memory store: a staging area for the application's own rows that
+ * becomes visible only when the transaction commits.
+ */
+export interface MemoryTransaction {
+  /** Stages a row in an application table. */
+  put(table: string, key: string, value: Json): void;
+  /** Reads a row, staged writes of this transaction first. */
+  get(table: string, key: string): Json | undefined;
+}
+
+/** Direct readers of what the memory store holds, for tests that check what was written. */
+export interface MemoryStoreRaw {
+  run(namespace: string, runId: string): RunRecord | undefined;
+  history(namespace: string, runId: string): HistoryEntry[];
+  events(namespace: string): CallbackEventRecord[];
+  appRows(table: string): Map<string, Json>;
+  runCount(): number;
+}
+
+/** The in-memory reference `Store`: one process, no persistence, every guarantee of the contract. */
+export interface MemoryStore extends Store<MemoryTransaction> {
+  readonly raw: MemoryStoreRaw;
+}
+
+const key = (namespace: string, id: string) => `${namespace}\u0000${id}`;
+const clone = <T>(value: T): T => structuredClone(value);
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+
+/** Creates the in-memory reference store. */
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const capabilities: StoreCapabilities = {
+    asyncTransactions: options.asyncTransactions ?? false,
+    multiProcess: false,
+  };
+  const runs = new Map<string, RunRecord>();
+  const history = new Map<string, HistoryEntry[]>();
+  const events = new Map<string, CallbackEventRecord>();
+  const idempotency = new Map<string, string>();
+  const definitions = new Map<string, DefinitionRecord>();
+  const appTables = new Map<string, Map<string, Json>>();
+  let tail: Promise<unknown> = Promise.resolve();
+
+  /** Serialises transactions so an async plan cannot interleave with another write. */
+  function exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = tail.then(fn, fn);
+    tail = result.catch(() => undefined);
+    return result;
+  }
+
+  function applyWrite(write: RunWrite): void {
+    const k = key(write.run.namespace, write.run.runId);
+    runs.set(k, clone(write.run));
+    const list = history.get(k) ?? [];
+    for (const entry of write.history) list.push(clone(entry));
+    history.set(k, list);
+    for (const event of write.events) {
+      const ek = key(event.namespace, event.eventId);
+      if (!events.has(ek)) events.set(ek, clone(event));
+    }
+  }
+
+  function taskMatches(run: RunRecord, tasks: readonly TaskKey[]): boolean {
+    return tasks.some((t) => t.name === run.taskName && t.version === run.taskVersion);
+  }
+
+  function select(
+    request: Pick<SelectRequest, 'namespace' | 'limit' | 'plan'>,
+    match: (run: RunRecord) => boolean,
+    order: (run: RunRecord) => number,
+  ): RunRecord[] {
+    const candidates = [...runs.values()]
+      .filter((run) => run.namespace === request.namespace && match(run))
+      .sort((a, b) => order(a) - order(b) || a.createdAt - b.createdAt);
+    const written: RunRecord[] = [];
+    for (const run of candidates) {
+      if (written.length >= request.limit) break;
+      const write = request.plan(clone(run));
+      if (write === null) continue;
+      checkWrite(run, write);
+      applyWrite(write);
+      written.push(clone(write.run));
+    }
+    return written;
+  }
+
+  const raw: MemoryStoreRaw = {
+    run: (namespace, runId) => clone(runs.get(key(namespace, runId))),
+    history: (namespace, runId) => clone(history.get(key(namespace, runId)) ?? []),
+    events: (namespace) => [...events.values()].filter((e) => e.namespace === namespace).map(clone),
+    appRows: (table) => new Map(appTables.get(table) ?? []),
+    runCount: () => runs.size,
+  };
+
+  return {
+    name: 'memory',
+    capabilities,
+    raw,
+    async open() {},
+    async close() {},
+
+    registerDefinition: (definition) =>
+      exclusive(() => {
+        const k = `${definition.namespace}\u0000${definition.name}\u0000${definition.version}`;
+        const existing = definitions.get(k);
+        if (existing && existing.hash !== definition.hash) {
+          throw new DocketError(
+            'DEFINITION_HASH_CONFLICT',
+            `task ${definition.name}@${definition.version} is already registered with another definition`,
+            { operation: 'queue.ready', details: { name: definition.name, version: definition.version } },
+          );
+        }
+        if (!existing) definitions.set(k, clone(definition));
+      }),
+
+    createRun: (request: CreateRunRequest) =>
+      exclusive((): CreateRunResult => {
+        const { run } = request;
+        const idemKey =
+          run.idempotencyKey === null ? null : `${run.namespace}\u0000${run.taskName}\u0000${run.idempotencyKey}`;
+        if (idemKey !== null) {
+          const existingId = idempotency.get(idemKey);
+          const existing = existingId === undefined ? undefined : runs.get(key(run.namespace, existingId));
+          if (existing) return { kind: 'existing', run: clone(existing) };
+        }
+        if (request.maxRuns !== null) {
+          let live = 0;
+          for (const r of runs.values()) if (r.namespace === run.namespace) live++;
+          if (live >= request.maxRuns) return { kind: 'capacity' };
+        }
+        runs.set(key(run.namespace, run.runId), clone(run));
+        history.set(key(run.namespace, run.runId), [clone(request.history)]);
+        if (idemKey !== null) idempotency.set(idemKey, run.runId);
+        return { kind: 'created', run: clone(run) };
+      }),
+
+    getRun: async (namespace, runId) => clone(runs.get(key(namespace, runId)) ?? null),
+    getHistory: async (namespace, runId) => clone(history.get(key(namespace, runId)) ?? []),
+    callbackCounts: async (namespace, runId): Promise<CallbackCounts> => {
+      const counts = { pending: 0, delivered: 0, deadLetters: 0 };
+      for (const event of events.values()) {
+        if (event.namespace !== namespace || event.runId !== runId) continue;
+        if (event.status === 'delivered') counts.delivered++;
+        else if (event.status === 'dead_letter') counts.deadLetters++;
+        else counts.pending++;
+      }
+      return counts;
+    },
+
+    transact: <T>(namespace: string, runId: string, plan: TransactPlan<T, MemoryTransaction>) =>
+      exclusive(async () => {
+        const staged = new Map<string, Map<string, Json>>();
+        const tx: MemoryTransaction = {
+          put(table, rowKey, value) {
+            const rows = staged.get(table) ?? new Map<string, Json>();
+            staged.set(table, rows);
+            rows.set(rowKey, clone(value));
+          },
+          get(table, rowKey) {
+            return clone(staged.get(table)?.get(rowKey) ?? appTables.get(table)?.get(rowKey));
+          },
+        };
+        const current = runs.get(key(namespace, runId));
+        let result = plan(tx, current ? clone(current) : null);
+        if (isThenable(result)) {
+          if (!capabilities.asyncTransactions) {
+            (result as Promise<unknown>).catch(() => undefined);
+            throw new DocketError('HANDLER_CONTRACT_INVALID', 'this store runs transactions synchronously', {
+              operation: 'store.transact',
+              runId,
+            });
+          }
+          result = await result;
+        }
+        if (result.write !== null) {
+          if (!current) throw new Error('internal: write for a missing run');
+          checkWrite(current, result.write);
+          applyWrite(result.write);
+        }
+        for (const [table, rows] of staged) {
+          const target = appTables.get(table) ?? new Map<string, Json>();
+          appTables.set(table, target);
+          for (const [rowKey, value] of rows) target.set(rowKey, value);
+        }
+        return result.value;
+      }),
+
+    claimDue: (request) =>
+      exclusive(() =>
+        select(
+          request,
+          (run) =>
+            CLAIMABLE_STATUSES.includes(run.status) &&
+            run.dueAt !== null &&
+            run.dueAt <= request.now &&
+            taskMatches(run, request.tasks),
+          (run) => run.dueAt ?? 0,
+        ),
+      ),
+
+    recoverExpired: (request) =>
+      exclusive(() =>
+        select(
+          request,
+          (run) =>
+            (run.status === 'running' || run.status === 'pausing') &&
+            run.lease !== null &&
+            run.lease.expiresAt <= request.now,
+          (run) => run.lease?.expiresAt ?? 0,
+        ),
+      ),
+
+    nextDueAt: async (namespace, tasks) => {
+      let earliest: number | null = null;
+      for (const run of runs.values()) {
+        if (run.namespace !== namespace || isTerminal(run.status) || !taskMatches(run, tasks)) continue;
+        if (!CLAIMABLE_STATUSES.includes(run.status) || run.dueAt === null) continue;
+        if (earliest === null || run.dueAt < earliest) earliest = run.dueAt;
+      }
+      return earliest;
+    },
+  };
+}

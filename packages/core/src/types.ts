@@ -1,0 +1,247 @@
+import type { Json } from './json.js';
+
+/** Every status a run can have (SPEC section 2). */
+export const RUN_STATUSES = [
+  'waiting',
+  'pending',
+  'running',
+  'retrying',
+  'blocked',
+  'pausing',
+  'paused',
+  'success',
+  'failed',
+  'cancelled',
+] as const;
+
+/** A run's status. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The statuses nothing leaves. */
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['success', 'failed', 'cancelled']);
+
+/** True when nothing can change a run in this status any more. */
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+/** Every reason a transition can give (SPEC section 2). */
+export const REASONS = [
+  'STARTED',
+  'TIME_REACHED',
+  'EVENT_RECEIVED',
+  'TRIGGER_INVALID',
+  'CLAIMED',
+  'BUSINESS_STATE',
+  'BUSINESS_CHANGED',
+  'PAGE_COMMITTED',
+  'COMPLETED',
+  'ATTEMPT_FAILED',
+  'ATTEMPT_TIMEOUT',
+  'ATTEMPTS_EXHAUSTED',
+  'HANDLER_CONTRACT_INVALID',
+  'LEASE_EXPIRED',
+  'RECOVERY_EXHAUSTED',
+  'RECOVERY_REQUIRED',
+  'RELEASED',
+  'MODEL_CALL_BUDGET',
+  'DEADLINE',
+  'CANCELLED',
+  'CALLER_CANCELLED',
+  'OPERATOR_STOP',
+  'PAUSE_REQUESTED',
+  'PAUSED',
+  'RESUMED',
+  'CAPACITY',
+] as const;
+
+/** An UPPER_SNAKE reason code attached to every transition. */
+export type Reason = (typeof REASONS)[number];
+
+/** The kinds of callback event a definition can declare. */
+export type CallbackKind = 'success' | 'failure' | 'batchSettled';
+
+/** Every status a callback event can have. */
+export type CallbackEventStatus = 'pending' | 'retrying' | 'delivering' | 'delivered' | 'dead_letter';
+
+/** A retry backoff: the delay after failure n is `floor(random * (min(maxMs, baseMs * 2^(n-1)) + 1))`. */
+export interface Backoff {
+  baseMs: number;
+  maxMs: number;
+  jitter: 'full';
+}
+
+/** How often and how long a page may be attempted. */
+export interface RetryPolicy {
+  attempts: number;
+  timeoutMs: number;
+  backoff: Backoff;
+}
+
+/** How callback deliveries are retried before they become dead letters. */
+export interface CallbackPolicy {
+  attempts: number;
+  backoff: { baseMs: number; maxMs: number };
+}
+
+/** A run's trigger as stored: an absolute time or an event type. */
+export type StoredTrigger = { at: string } | { event: string };
+
+/** The error summary kept on a run. */
+export interface RunError {
+  code: string;
+  name: string;
+  message: string;
+  truncated: boolean;
+}
+
+/** A run's lease: who holds it, its fencing token and when it expires (ms since epoch). */
+export interface Lease {
+  owner: string;
+  token: number;
+  expiresAt: number;
+}
+
+/**
+ * A run as stores persist it. Core builds every new version of it; a store only compares `revision` (and the
+ * lease token) and writes it. Times are milliseconds since the epoch.
+ */
+export interface RunRecord {
+  runId: string;
+  namespace: string;
+  taskName: string;
+  taskVersion: string;
+  definitionHash: string;
+  status: RunStatus;
+  reason: Reason;
+  query: Json;
+  state: Json | null;
+  page: number;
+  /** Failures of the current page; `attempt` is this + 1. */
+  pageFailures: number;
+  businessFailures: number;
+  scheduledRetries: number;
+  /** Consecutive lease recoveries since the last committed page. */
+  recoveries: number;
+  error: RunError | null;
+  revision: number;
+  trigger: StoredTrigger | null;
+  dueAt: number | null;
+  deadlineAt: number | null;
+  modelCallLimit: number | null;
+  modelCallsUsed: number;
+  idempotencyKey: string | null;
+  /** Canonical hash of what the idempotency key promises: query, trigger, limits and definition hash. */
+  inputHash: string;
+  policy: RetryPolicy;
+  events: CallbackKind[];
+  recovery: 'automatic' | 'manual';
+  /** The fencing token of the latest claim; rises with every claim, never reused. */
+  fence: number;
+  lease: Lease | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One transition in a run's history. */
+export interface HistoryEntry {
+  seq: number;
+  at: string;
+  from: RunStatus | null;
+  to: RunStatus;
+  reason: Reason;
+  actor: string;
+  detail?: Json;
+}
+
+/** A callback event row as stores persist it. */
+export interface CallbackEventRecord {
+  eventId: string;
+  namespace: string;
+  runId: string;
+  taskName: string;
+  taskVersion: string;
+  kind: CallbackKind;
+  batchId: string;
+  sequence: number;
+  status: CallbackEventStatus;
+  deliveryAttempt: number;
+  replayGeneration: number;
+  revision: number;
+  dueAt: number;
+  timestamp: string;
+  query: Json;
+  state: Json | null;
+  error: RunError | null;
+  lastError: RunError | null;
+  lease: Lease | null;
+  createdAt: number;
+  updatedAt: number;
+  deliveredAt: number | null;
+  deadAt: number | null;
+}
+
+/** Callback counts as `RunInfo` shows them. */
+export interface CallbackCounts {
+  pending: number;
+  delivered: number;
+  deadLetters: number;
+}
+
+/** The public snapshot of a run (SPEC section 3). */
+export interface RunInfo<Q = Json, S = Json> {
+  runId: string;
+  task: { name: string; version: string };
+  status: RunStatus;
+  reason: Reason;
+  query: Q;
+  state: S | null;
+  page: number;
+  batchId: string;
+  attempt: number;
+  businessFailures: number;
+  scheduledRetries: number;
+  recoveries: number;
+  error: RunError | null;
+  callbacks: CallbackCounts;
+  revision: number;
+  trigger: StoredTrigger | null;
+  dueAt: string | null;
+  limits: { deadlineAt: string | null; modelCalls: { limit: number | null; used: number } };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Converts epoch milliseconds to an ISO-8601 UTC string. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Builds the public `RunInfo` from a stored run and its callback counts. */
+export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: CallbackCounts): RunInfo<Q, S> {
+  return {
+    runId: run.runId,
+    task: { name: run.taskName, version: run.taskVersion },
+    status: run.status,
+    reason: run.reason,
+    query: run.query as Q,
+    state: run.state as S | null,
+    page: run.page,
+    batchId: `${run.runId}:${run.page}`,
+    attempt: run.pageFailures + 1,
+    businessFailures: run.businessFailures,
+    scheduledRetries: run.scheduledRetries,
+    recoveries: run.recoveries,
+    error: run.error,
+    callbacks,
+    revision: run.revision,
+    trigger: run.trigger,
+    dueAt: run.dueAt === null ? null : iso(run.dueAt),
+    limits: {
+      deadlineAt: run.deadlineAt === null ? null : iso(run.deadlineAt),
+      modelCalls: { limit: run.modelCallLimit, used: run.modelCallsUsed },
+    },
+    createdAt: iso(run.createdAt),
+    updatedAt: iso(run.updatedAt),
+  };
+}

@@ -1,0 +1,154 @@
+import type { Engine } from './engine.js';
+import { executePage } from './execution.js';
+import { transition } from './state-machine.js';
+import type { RunWrite, TaskKey } from './store.js';
+import type { HistoryEntry, RunRecord } from './types.js';
+
+/**
+ * The claim decision for one selected run: a due time trigger first fires (`TIME_REACHED`), then the claim
+ * (`CLAIMED`, or `DEADLINE` past the deadline). `explicit` lets `task.run` claim a blocked run. Pure.
+ */
+export function planClaim(
+  run: RunRecord,
+  actor: string,
+  leaseMs: number,
+  now: number,
+  explicit = false,
+): RunWrite | null {
+  let current = run;
+  const history: HistoryEntry[] = [];
+  const events: RunWrite['events'] = [];
+  if (current.status === 'waiting') {
+    const fired = transition(current, { type: 'time_reached', actor }, now);
+    if (!fired.ok) return null;
+    current = fired.run;
+    history.push(fired.history);
+    events.push(...fired.events);
+  }
+  const claimed = transition(current, { type: 'claim', actor, leaseMs, explicit }, now);
+  if (!claimed.ok) return history.length > 0 ? { run: current, history, events } : null;
+  history.push(claimed.history);
+  events.push(...claimed.events);
+  return { run: claimed.run, history, events };
+}
+
+/** The worker loop of one queue: claims due runs into free slots, executes them, and sweeps expired leases. */
+export class WorkerLoop {
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private readonly executions = new Set<Promise<void>>();
+  private lastRecovery = Number.NEGATIVE_INFINITY;
+  /** The last storage error the loop met, for `health()`. */
+  lastError: unknown = null;
+
+  constructor(private readonly engine: Engine) {}
+
+  /** Task identities this process can execute. */
+  private taskKeys(): TaskKey[] {
+    const keys: TaskKey[] = [];
+    for (const task of this.engine.tasks.values()) {
+      if (task.handlers) keys.push({ name: task.definition.name, version: task.definition.version });
+    }
+    return keys;
+  }
+
+  /** Starts claiming. */
+  start(): void {
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming; pages in flight continue until `drain`. */
+  async stopClaiming(): Promise<void> {
+    this.running = false;
+    this.engine.wake();
+    await this.loopDone;
+  }
+
+  /** Waits for every execution started by this loop. */
+  async drain(): Promise<void> {
+    while (this.executions.size > 0) await Promise.allSettled([...this.executions]);
+  }
+
+  /** Starts one claimed page outside the loop's own claims (used by `task.run`). */
+  track(execution: Promise<void>): Promise<void> {
+    this.executions.add(execution);
+    void execution.finally(() => this.executions.delete(execution));
+    return execution;
+  }
+
+  private async loop(): Promise<void> {
+    const { engine } = this;
+    const { pollMs, leaseMs, recoveryLimit } = engine.options.protocol;
+    const tasks = this.taskKeys();
+    const actor = engine.workerActor;
+    while (this.running) {
+      let claimed = 0;
+      let full = false;
+      try {
+        const now = engine.now();
+        if (now - this.lastRecovery >= pollMs || now < this.lastRecovery) {
+          this.lastRecovery = now;
+          const recovered = await engine.store.recoverExpired({
+            namespace: engine.namespace,
+            limit: 100,
+            now,
+            plan: (run) => {
+              const decision = transition(run, { type: 'lease_expired', actor, recoveryLimit }, now);
+              return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+            },
+          });
+          for (const run of recovered) engine.written({ run, history: [], events: [] });
+        }
+        const free = engine.options.runtime.concurrency - engine.inflight.size;
+        if (free > 0 && tasks.length > 0 && this.running) {
+          const claimNow = engine.now();
+          const written: RunWrite[] = [];
+          await engine.store.claimDue({
+            namespace: engine.namespace,
+            tasks,
+            limit: free,
+            now: claimNow,
+            plan: (run) => {
+              const write = planClaim(run, actor, leaseMs, claimNow);
+              if (write) written.push(write);
+              return write;
+            },
+          });
+          for (const write of written) {
+            engine.written(write);
+            const run = write.run;
+            if (run.status !== 'running' || run.lease?.owner !== actor) continue;
+            const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
+            if (!task) continue;
+            this.track(executePage(engine, task, run).catch((error) => this.noteError(error)));
+          }
+          claimed = written.length;
+        } else {
+          full = free <= 0;
+        }
+        this.lastError = null;
+      } catch (error) {
+        this.noteError(error);
+      }
+      if (!this.running) break;
+      if (claimed > 0) continue;
+      if (full) {
+        await engine.sleep(pollMs);
+        continue;
+      }
+      let wait = pollMs;
+      try {
+        const due = await engine.store.nextDueAt(engine.namespace, tasks);
+        if (due !== null) wait = Math.min(pollMs, Math.max(0, due - engine.now()));
+      } catch (error) {
+        this.noteError(error);
+      }
+      await engine.sleep(Math.max(1, wait));
+    }
+  }
+
+  private noteError(error: unknown): void {
+    this.lastError = error;
+  }
+}
