@@ -1,0 +1,114 @@
+import type { Clock } from '../config.js';
+import type { TaskDefinition } from '../definition.js';
+import type { TaskHandlers } from '../handlers.js';
+import type { Json } from '../json.js';
+import { createQueue, type Queue } from '../queue.js';
+import type { Store } from '../store.js';
+import type { BatchTask } from '../task.js';
+import type { RunStatus } from '../types.js';
+
+/** What a store's test gives the conformance suite: a fresh store and ways to check what it really wrote. */
+export interface ConformanceHarness<Tx = unknown> {
+  /** A store on fresh, empty data. */
+  store: Store<Tx>;
+  /** Another store object on the same data (a second connection); the same object where there is only one. */
+  secondStore(): Store<Tx>;
+  /** Writes one application row with `key` inside an effect's transaction. */
+  writeAppRow(tx: Tx, key: string): void;
+  /** Counts the application rows with `key`, read directly from the database. */
+  countAppRows(key: string): Promise<number>;
+  /** Raw readers of Docket's own rows, bypassing the store's getters. */
+  raw: {
+    /** The run's stored status and revision, or `null`. */
+    run(runId: string): Promise<{ status: string; revision: number } | null>;
+    /** How many history rows the run has. */
+    historyCount(runId: string): Promise<number>;
+  };
+  /** Frees files and connections after the test. */
+  cleanup(): Promise<void>;
+}
+
+/** Makes a fresh harness for one test. */
+export type HarnessFactory<Tx = unknown> = () => Promise<ConformanceHarness<Tx>>;
+
+/** A clock tests move by hand. */
+export interface ManualClock extends Clock {
+  advance(ms: number): void;
+  set(ms: number): void;
+}
+
+/** A manual clock starting at `start` (defaults to the real time now). */
+export function manualClock(start = Date.now()): ManualClock {
+  let now = start;
+  return {
+    now: () => now,
+    advance(ms) {
+      now += ms;
+    },
+    set(ms) {
+      now = ms;
+    },
+  };
+}
+
+/** Polls `predicate` every 5 ms until it is truthy or `timeoutMs` passes (then throws with `what`). */
+export async function waitFor<T>(
+  predicate: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+/** Resolves after `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits until a run reaches one of `statuses` through the task API. */
+export async function waitForStatus<Q, S>(
+  task: BatchTask<Q, S>,
+  runId: string,
+  statuses: RunStatus | RunStatus[],
+  timeoutMs = 10_000,
+) {
+  const wanted = Array.isArray(statuses) ? statuses : [statuses];
+  return waitFor(
+    async () => {
+      const info = await task.get(runId);
+      return info && wanted.includes(info.status) ? info : null;
+    },
+    `run ${runId} to be ${wanted.join('|')}`,
+    timeoutMs,
+  );
+}
+
+/** Options for `openQueue`: anything `createQueue` takes except the store. */
+export type TestQueueOptions = Omit<Parameters<typeof createQueue>[0], 'store'>;
+
+/** Creates a queue on `store` with fast test defaults (pollMs 10), defines one task, and waits for `ready()`. */
+export async function openQueue<Tx, Q = Json, S = Json>(
+  store: Store<Tx>,
+  definition: TaskDefinition,
+  handlers: TaskHandlers<Q, S, Tx> | undefined,
+  options: TestQueueOptions = {},
+): Promise<{ queue: Queue<Tx>; task: BatchTask<Q, S> }> {
+  const queue = createQueue<Tx>({
+    ...options,
+    store,
+    protocol: { pollMs: 10, ...options.protocol },
+    defaults: {
+      ...options.defaults,
+      policy: { backoff: { baseMs: 1, maxMs: 5 }, ...options.defaults?.policy },
+    },
+  });
+  const task = queue.define<Q, S>(definition, handlers);
+  await queue.ready();
+  return { queue, task };
+}

@@ -1,0 +1,65 @@
+import { describe } from 'vitest';
+import { budgetsSuite } from './budgets.js';
+import { claimsSuite } from './claims.js';
+import type { HarnessFactory } from './harness.js';
+import { historySuite } from './history.js';
+import { idempotencySuite } from './idempotency.js';
+import { leasesSuite } from './leases.js';
+import { rollbackSuite } from './rollback.js';
+import { shutdownSuite } from './shutdown.js';
+import { transitionsSuite } from './transitions.js';
+
+export { memoryStore } from '../memory-store.js';
+export {
+  type ConformanceHarness,
+  type HarnessFactory,
+  type ManualClock,
+  manualClock,
+  openQueue,
+  sleep,
+  type TestQueueOptions,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
+
+/** Options of `runStoreConformance`. */
+export interface ConformanceOptions {
+  /** Areas to leave out, only for a store that documents why it cannot offer them. */
+  skipAreas?: ConformanceArea[];
+}
+
+/** The areas the conformance suite covers, one file each. */
+export type ConformanceArea =
+  | 'idempotency'
+  | 'claims'
+  | 'transitions'
+  | 'leases'
+  | 'rollback'
+  | 'history'
+  | 'budgets'
+  | 'shutdown';
+
+const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
+  idempotency: idempotencySuite,
+  claims: claimsSuite,
+  transitions: transitionsSuite,
+  leases: leasesSuite,
+  rollback: rollbackSuite,
+  history: historySuite,
+  budgets: budgetsSuite,
+  shutdown: shutdownSuite,
+};
+
+/** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */
+export function runStoreConformance<Tx>(
+  name: string,
+  factory: HarnessFactory<Tx>,
+  options: ConformanceOptions = {},
+): void {
+  describe(`store conformance: ${name}`, () => {
+    for (const [area, suite] of Object.entries(AREAS) as [ConformanceArea, (f: HarnessFactory<Tx>) => void][]) {
+      if (options.skipAreas?.includes(area)) continue;
+      suite(factory);
+    }
+  });
+}

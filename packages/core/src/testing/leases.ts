@@ -1,0 +1,195 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Queue } from '../queue.js';
+import { transition } from '../state-machine.js';
+import { planClaim } from '../worker.js';
+import {
+  type ConformanceHarness,
+  type HarnessFactory,
+  manualClock,
+  openQueue,
+  sleep,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
+
+/** Leases: fencing tokens, heartbeats, recovery of expired leases (automatic, manual, limit). */
+export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('leases and recovery', () => {
+    let h: ConformanceHarness<Tx>;
+    const queues: Queue<Tx>[] = [];
+    afterEach(async () => {
+      for (const q of queues.splice(0)) await q.close();
+      await h?.cleanup();
+    });
+
+    /** Claims a run as a worker that then dies: nobody executes it or renews its lease. */
+    async function claimAsDeadWorker(runId: string, now: number) {
+      const claimed = await h.store.claimDue({
+        namespace: 'default',
+        tasks: [{ name: 'lease', version: '1' }],
+        limit: 10,
+        now,
+        plan: (run) => (run.runId === runId ? planClaim(run, 'worker:dead', 3000, now) : null),
+      });
+      expect(claimed).toHaveLength(1);
+      return claimed[0]!;
+    }
+
+    it('recovers an expired lease, refuses the old holder commit, and finishes the run', async () => {
+      h = await factory();
+      const clock = manualClock();
+      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null });
+      const dead = await claimAsDeadWorker(runId, clock.now());
+      expect(dead.lease).toMatchObject({ owner: 'worker:dead', token: 1 });
+      clock.advance(3001);
+      let executed = 0;
+      const worker = await openQueue(
+        h.secondStore(),
+        { name: 'lease', version: '1' },
+        {
+          execute(ctx) {
+            executed++;
+            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+          },
+        },
+        { protocol: { leaseMs: 3000, heartbeatMs: 1000 }, clock },
+      );
+      queues.push(worker.queue);
+      const info = await waitForStatus(producer.task, runId, 'success');
+      expect(info.recoveries).toBe(1);
+      expect(executed).toBe(1);
+      const reasons = (await producer.task.history(runId)).map((e) => e.reason);
+      expect(reasons).toEqual(['STARTED', 'CLAIMED', 'LEASE_EXPIRED', 'CLAIMED', 'COMPLETED']);
+      // The dead worker's fencing token is stale now: its commit changes nothing.
+      const refused = await h.store.transact('default', runId, (_tx, current) => {
+        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, clock.now());
+        return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
+      });
+      expect(refused).toBe('TERMINAL');
+      expect(await h.countAppRows(runId)).toBe(1);
+    });
+
+    it('refuses a commit with a stale fencing token while another worker holds the run', async () => {
+      h = await factory();
+      const clock = manualClock();
+      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null });
+      await claimAsDeadWorker(runId, clock.now());
+      clock.advance(3001);
+      await h.store.recoverExpired({
+        namespace: 'default',
+        limit: 10,
+        now: clock.now(),
+        plan: (run) => {
+          const d = transition(run, { type: 'lease_expired', actor: 'sweeper', recoveryLimit: 20 }, clock.now());
+          return d.ok ? { run: d.run, history: [d.history], events: d.events } : null;
+        },
+      });
+      const second = await claimAsDeadWorker(runId, clock.now());
+      expect(second.lease?.token).toBe(2);
+      const verdict = await h.store.transact('default', runId, (_tx, current) => {
+        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, clock.now());
+        return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
+      });
+      expect(verdict).toBe('LEASE_LOST');
+      expect(await h.raw.run(runId)).toMatchObject({ status: 'running' });
+    });
+
+    it('blocks the run with RECOVERY_REQUIRED when recovery is manual', async () => {
+      h = await factory();
+      const clock = manualClock();
+      const producer = await openQueue(h.store, { name: 'lease', version: '1', recovery: 'manual' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null });
+      await claimAsDeadWorker(runId, clock.now());
+      clock.advance(3001);
+      const worker = await openQueue(
+        h.secondStore(),
+        { name: 'lease', version: '1', recovery: 'manual' },
+        { execute: (ctx) => ctx.end() },
+        { clock },
+      );
+      queues.push(worker.queue);
+      const info = await waitForStatus(producer.task, runId, 'blocked');
+      expect(info.reason).toBe('RECOVERY_REQUIRED');
+    });
+
+    it('blocks the run with RECOVERY_EXHAUSTED after recoveryLimit consecutive recoveries', async () => {
+      h = await factory();
+      const clock = manualClock();
+      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null });
+      const sweep = () =>
+        h.store.recoverExpired({
+          namespace: 'default',
+          limit: 10,
+          now: clock.now(),
+          plan: (run) => {
+            const d = transition(run, { type: 'lease_expired', actor: 'sweeper', recoveryLimit: 2 }, clock.now());
+            return d.ok ? { run: d.run, history: [d.history], events: d.events } : null;
+          },
+        });
+      for (let i = 0; i < 3; i++) {
+        await claimAsDeadWorker(runId, clock.now());
+        clock.advance(3001);
+        await sweep();
+      }
+      const info = await producer.task.get(runId);
+      expect(info).toMatchObject({ status: 'blocked', reason: 'RECOVERY_EXHAUSTED', recoveries: 2 });
+    });
+
+    it('renews the lease with heartbeats so a long page is not recovered', async () => {
+      h = await factory();
+      const clock = manualClock();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started = false;
+      const opened = await openQueue(
+        h.store,
+        { name: 'lease', version: '1', policy: { timeoutMs: 60_000 } },
+        {
+          async execute(ctx) {
+            started = true;
+            await gate;
+            return ctx.end();
+          },
+        },
+        { protocol: { leaseMs: 3000, heartbeatMs: 1000 }, clock },
+      );
+      queues.push(opened.queue);
+      const { runId } = await opened.task.start({ query: null });
+      await waitFor(() => started, 'page to start');
+      const claimedAt = clock.now();
+      clock.advance(2500);
+      await waitFor(
+        async () => ((await h.store.getRun('default', runId))?.lease?.expiresAt ?? 0) >= claimedAt + 5500,
+        'a heartbeat to renew the lease',
+        5000,
+      );
+      clock.advance(2500); // past the first expiry, inside the renewed one
+      await sleep(50);
+      release();
+      const info = await waitForStatus(opened.task, runId, 'success');
+      expect(info.recoveries).toBe(0);
+      expect((await opened.task.history(runId)).map((e) => e.reason)).not.toContain('LEASE_EXPIRED');
+    });
+  });
+}
