@@ -40,6 +40,8 @@ export interface MemoryStoreRaw {
   events(namespace: string): CallbackEventRecord[];
   appRows(table: string): Map<string, Json>;
   runCount(): number;
+  /** Everything the store holds as one canonical string, to prove an operation changed nothing. */
+  dump(): string;
 }
 
 /** The in-memory reference `Store`: one process, no persistence, every guarantee of the contract. */
@@ -115,6 +117,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     events: (namespace) => [...events.values()].filter((e) => e.namespace === namespace).map(clone),
     appRows: (table) => new Map(appTables.get(table) ?? []),
     runCount: () => runs.size,
+    dump: () =>
+      JSON.stringify({
+        runs: [...runs.entries()].sort(),
+        history: [...history.entries()].sort(),
+        events: [...events.entries()].sort(),
+        idempotency: [...idempotency.entries()].sort(),
+        definitions: [...definitions.entries()].sort(),
+        app: [...appTables.entries()].map(([t, rows]) => [t, [...rows.entries()].sort()]),
+      }),
   };
 
   return {

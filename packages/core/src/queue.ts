@@ -96,6 +96,7 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
     },
 
     ready() {
+      if (state === 'closing' || state === 'closed') return Promise.reject(lifecycleError(state, 'queue.ready'));
       if (readyPromise) return readyPromise;
       if (state !== 'created') return Promise.reject(lifecycleError(state, 'queue.ready'));
       state = 'starting';
