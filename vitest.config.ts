@@ -1,7 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import PlainCountReporter from './tooling/config/vitest-reporter.ts';
 
+const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Tests run against the sources of sibling packages, so a stale dist/ never hides a change.
+    alias: [
+      { find: /^@docket\/core\/testing$/, replacement: src('core/src/testing/index.ts') },
+      { find: /^@docket\/core$/, replacement: src('core/src/index.ts') },
+      { find: /^@docket\/store-sqlite$/, replacement: src('store-sqlite/src/index.ts') },
+    ],
+  },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     reporters: ['default', new PlainCountReporter()],

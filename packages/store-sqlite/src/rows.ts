@@ -1,0 +1,196 @@
+import type { CallbackEventRecord, HistoryEntry, RunRecord } from '@docket/core';
+
+/** A `docket_runs` row as better-sqlite3 returns it. */
+export interface RunRow {
+  run_id: string;
+  namespace: string;
+  task_name: string;
+  task_version: string;
+  definition_hash: string;
+  status: string;
+  reason: string;
+  query: string;
+  state: string | null;
+  page: number;
+  page_failures: number;
+  business_failures: number;
+  scheduled_retries: number;
+  recoveries: number;
+  error: string | null;
+  revision: number;
+  trigger: string | null;
+  due_at: number | null;
+  claim_due_at: number | null;
+  deadline_at: number | null;
+  model_call_limit: number | null;
+  model_calls_used: number;
+  idempotency_key: string | null;
+  input_hash: string;
+  policy: string;
+  events: string;
+  recovery: string;
+  fence: number;
+  lease_owner: string | null;
+  lease_token: number | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+const parse = <T>(value: string | null): T | null => (value === null ? null : (JSON.parse(value) as T));
+
+/** The claim time a run is indexed under: its due time while claimable, NULL otherwise. */
+export function claimDueAt(run: RunRecord): number | null {
+  const claimable = run.status === 'pending' || run.status === 'retrying' || run.status === 'waiting';
+  return claimable ? run.dueAt : null;
+}
+
+/** Named parameters for inserting or updating a run row. */
+export function runParams(run: RunRecord): RunRow {
+  return {
+    run_id: run.runId,
+    namespace: run.namespace,
+    task_name: run.taskName,
+    task_version: run.taskVersion,
+    definition_hash: run.definitionHash,
+    status: run.status,
+    reason: run.reason,
+    query: JSON.stringify(run.query),
+    state: json(run.state),
+    page: run.page,
+    page_failures: run.pageFailures,
+    business_failures: run.businessFailures,
+    scheduled_retries: run.scheduledRetries,
+    recoveries: run.recoveries,
+    error: json(run.error),
+    revision: run.revision,
+    trigger: json(run.trigger),
+    due_at: run.dueAt,
+    claim_due_at: claimDueAt(run),
+    deadline_at: run.deadlineAt,
+    model_call_limit: run.modelCallLimit,
+    model_calls_used: run.modelCallsUsed,
+    idempotency_key: run.idempotencyKey,
+    input_hash: run.inputHash,
+    policy: JSON.stringify(run.policy),
+    events: JSON.stringify(run.events),
+    recovery: run.recovery,
+    fence: run.fence,
+    lease_owner: run.lease?.owner ?? null,
+    lease_token: run.lease?.token ?? null,
+    lease_expires_at: run.lease?.expiresAt ?? null,
+    created_at: run.createdAt,
+    updated_at: run.updatedAt,
+  };
+}
+
+/** Rebuilds a `RunRecord` from its row. */
+export function rowToRun(row: RunRow): RunRecord {
+  return {
+    runId: row.run_id,
+    namespace: row.namespace,
+    taskName: row.task_name,
+    taskVersion: row.task_version,
+    definitionHash: row.definition_hash,
+    status: row.status as RunRecord['status'],
+    reason: row.reason as RunRecord['reason'],
+    query: JSON.parse(row.query),
+    state: parse(row.state),
+    page: row.page,
+    pageFailures: row.page_failures,
+    businessFailures: row.business_failures,
+    scheduledRetries: row.scheduled_retries,
+    recoveries: row.recoveries,
+    error: parse(row.error),
+    revision: row.revision,
+    trigger: parse(row.trigger),
+    dueAt: row.due_at,
+    deadlineAt: row.deadline_at,
+    modelCallLimit: row.model_call_limit,
+    modelCallsUsed: row.model_calls_used,
+    idempotencyKey: row.idempotency_key,
+    inputHash: row.input_hash,
+    policy: JSON.parse(row.policy),
+    events: JSON.parse(row.events),
+    recovery: row.recovery as RunRecord['recovery'],
+    fence: row.fence,
+    lease:
+      row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
+        ? null
+        : { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A `docket_history` row. */
+export interface HistoryRow {
+  run_id: string;
+  seq: number;
+  at: string;
+  from_status: string | null;
+  to_status: string;
+  reason: string;
+  actor: string;
+  detail: string | null;
+}
+
+/** Named parameters for one history row. */
+export function historyParams(runId: string, entry: HistoryEntry): HistoryRow {
+  return {
+    run_id: runId,
+    seq: entry.seq,
+    at: entry.at,
+    from_status: entry.from,
+    to_status: entry.to,
+    reason: entry.reason,
+    actor: entry.actor,
+    detail: entry.detail === undefined ? null : JSON.stringify(entry.detail),
+  };
+}
+
+/** Rebuilds a `HistoryEntry` from its row. */
+export function rowToHistory(row: HistoryRow): HistoryEntry {
+  const entry: HistoryEntry = {
+    seq: row.seq,
+    at: row.at,
+    from: row.from_status as HistoryEntry['from'],
+    to: row.to_status as HistoryEntry['to'],
+    reason: row.reason as HistoryEntry['reason'],
+    actor: row.actor,
+  };
+  if (row.detail !== null) entry.detail = JSON.parse(row.detail);
+  return entry;
+}
+
+/** Named parameters for one callback event row. */
+export function eventParams(event: CallbackEventRecord): Record<string, string | number | null> {
+  return {
+    event_id: event.eventId,
+    namespace: event.namespace,
+    run_id: event.runId,
+    task_name: event.taskName,
+    task_version: event.taskVersion,
+    kind: event.kind,
+    batch_id: event.batchId,
+    sequence: event.sequence,
+    status: event.status,
+    delivery_attempt: event.deliveryAttempt,
+    replay_generation: event.replayGeneration,
+    revision: event.revision,
+    due_at: event.dueAt,
+    timestamp: event.timestamp,
+    query: JSON.stringify(event.query),
+    state: json(event.state),
+    error: json(event.error),
+    last_error: json(event.lastError),
+    lease_owner: event.lease?.owner ?? null,
+    lease_token: event.lease?.token ?? null,
+    lease_expires_at: event.lease?.expiresAt ?? null,
+    created_at: event.createdAt,
+    updated_at: event.updatedAt,
+    delivered_at: event.deliveredAt,
+    dead_at: event.deadAt,
+  };
+}

@@ -1,0 +1,122 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * One row per run. JSON columns hold text; times are epoch milliseconds. `claim_due_at` repeats `due_at` only while
+ * the run is claimable (pending, retrying, waiting for a time) and is NULL otherwise, so the claim is a range scan of
+ * a partial index whose size is the number of claimable runs, whatever the number of finished ones.
+ */
+export const docketRuns = sqliteTable(
+  'docket_runs',
+  {
+    runId: text('run_id').primaryKey(),
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    definitionHash: text('definition_hash').notNull(),
+    status: text('status').notNull(),
+    reason: text('reason').notNull(),
+    query: text('query').notNull(),
+    state: text('state'),
+    page: integer('page').notNull(),
+    pageFailures: integer('page_failures').notNull(),
+    businessFailures: integer('business_failures').notNull(),
+    scheduledRetries: integer('scheduled_retries').notNull(),
+    recoveries: integer('recoveries').notNull(),
+    error: text('error'),
+    revision: integer('revision').notNull(),
+    trigger: text('trigger'),
+    dueAt: integer('due_at'),
+    claimDueAt: integer('claim_due_at'),
+    deadlineAt: integer('deadline_at'),
+    modelCallLimit: integer('model_call_limit'),
+    modelCallsUsed: integer('model_calls_used').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    inputHash: text('input_hash').notNull(),
+    policy: text('policy').notNull(),
+    events: text('events').notNull(),
+    recovery: text('recovery').notNull(),
+    fence: integer('fence').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseToken: integer('lease_token'),
+    leaseExpiresAt: integer('lease_expires_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    index('docket_runs_claim')
+      .on(t.namespace, t.taskName, t.taskVersion, t.claimDueAt)
+      .where(sql`${t.claimDueAt} IS NOT NULL`),
+    index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
+    uniqueIndex('docket_runs_idempotency')
+      .on(t.namespace, t.taskName, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} IS NOT NULL`),
+    index('docket_runs_list').on(t.namespace, t.status, t.createdAt),
+    index('docket_runs_retention')
+      .on(t.namespace, t.updatedAt)
+      .where(sql`${t.status} IN ('success', 'failed', 'cancelled')`),
+  ],
+);
+
+/** One row per transition, in `seq` order per run. */
+export const docketHistory = sqliteTable(
+  'docket_history',
+  {
+    runId: text('run_id').notNull(),
+    seq: integer('seq').notNull(),
+    at: text('at').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason').notNull(),
+    actor: text('actor').notNull(),
+    detail: text('detail'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** One row per callback event (`runId:page:kind`). */
+export const docketEvents = sqliteTable(
+  'docket_events',
+  {
+    eventId: text('event_id').primaryKey(),
+    namespace: text('namespace').notNull(),
+    runId: text('run_id').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    kind: text('kind').notNull(),
+    batchId: text('batch_id').notNull(),
+    sequence: integer('sequence').notNull(),
+    status: text('status').notNull(),
+    deliveryAttempt: integer('delivery_attempt').notNull(),
+    replayGeneration: integer('replay_generation').notNull(),
+    revision: integer('revision').notNull(),
+    dueAt: integer('due_at').notNull(),
+    timestamp: text('timestamp').notNull(),
+    query: text('query').notNull(),
+    state: text('state'),
+    error: text('error'),
+    lastError: text('last_error'),
+    leaseOwner: text('lease_owner'),
+    leaseToken: integer('lease_token'),
+    leaseExpiresAt: integer('lease_expires_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    deliveredAt: integer('delivered_at'),
+    deadAt: integer('dead_at'),
+  },
+  (t) => [index('docket_events_run').on(t.runId), index('docket_events_due').on(t.namespace, t.status, t.dueAt)],
+);
+
+/** Registered task definitions and their hashes. */
+export const docketDefinitions = sqliteTable(
+  'docket_definitions',
+  {
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    hash: text('hash').notNull(),
+    definition: text('definition').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.name, t.version] })],
+);

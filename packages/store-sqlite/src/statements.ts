@@ -1,0 +1,133 @@
+import type Database from 'better-sqlite3';
+import type { HistoryRow, RunRow } from './rows.js';
+
+const RUN_COLUMNS = [
+  'run_id',
+  'namespace',
+  'task_name',
+  'task_version',
+  'definition_hash',
+  'status',
+  'reason',
+  'query',
+  'state',
+  'page',
+  'page_failures',
+  'business_failures',
+  'scheduled_retries',
+  'recoveries',
+  'error',
+  'revision',
+  'trigger',
+  'due_at',
+  'claim_due_at',
+  'deadline_at',
+  'model_call_limit',
+  'model_calls_used',
+  'idempotency_key',
+  'input_hash',
+  'policy',
+  'events',
+  'recovery',
+  'fence',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+const EVENT_COLUMNS = [
+  'event_id',
+  'namespace',
+  'run_id',
+  'task_name',
+  'task_version',
+  'kind',
+  'batch_id',
+  'sequence',
+  'status',
+  'delivery_attempt',
+  'replay_generation',
+  'revision',
+  'due_at',
+  'timestamp',
+  'query',
+  'state',
+  'error',
+  'last_error',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'created_at',
+  'updated_at',
+  'delivered_at',
+  'dead_at',
+] as const;
+
+/**
+ * Docket's own statements, prepared once per connection. Each is named for the storage verb it serves; every
+ * selection that runs on a hot path is served by an index declared in `schema.ts`.
+ */
+export class Statements {
+  readonly selectRun: Database.Statement<[string, string], RunRow>;
+  readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
+  readonly countRuns: Database.Statement<[string], { n: number }>;
+  readonly insertRun: Database.Statement<[RunRow]>;
+  readonly updateRun: Database.Statement<[RunRow & { expected_revision: number }]>;
+  readonly insertHistory: Database.Statement<[HistoryRow]>;
+  readonly selectHistory: Database.Statement<[string], HistoryRow>;
+  readonly insertEvent: Database.Statement<[Record<string, string | number | null>]>;
+  readonly countEvents: Database.Statement<[string, string], { status: string; n: number }>;
+  readonly selectClaimable: Database.Statement<[string, string, string, number, number], RunRow>;
+  readonly selectExpired: Database.Statement<[string, number, number], RunRow>;
+  readonly selectNextDue: Database.Statement<[string, string, string], { due: number | null }>;
+  readonly selectDefinition: Database.Statement<[string, string, string], { hash: string }>;
+  readonly insertDefinition: Database.Statement<[Record<string, string | number>]>;
+
+  constructor(db: Database.Database) {
+    const runValues = RUN_COLUMNS.map((c) => `@${c}`).join(', ');
+    const runSets = RUN_COLUMNS.filter((c) => c !== 'run_id')
+      .map((c) => `${c} = @${c}`)
+      .join(', ');
+    this.selectRun = db.prepare('SELECT * FROM docket_runs WHERE namespace = ? AND run_id = ?');
+    this.selectRunByKey = db.prepare(
+      'SELECT * FROM docket_runs WHERE namespace = ? AND task_name = ? AND idempotency_key = ?',
+    );
+    this.countRuns = db.prepare('SELECT count(*) AS n FROM docket_runs WHERE namespace = ?');
+    this.insertRun = db.prepare(`INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${runValues})`);
+    this.updateRun = db.prepare(
+      `UPDATE docket_runs SET ${runSets} WHERE run_id = @run_id AND revision = @expected_revision`,
+    );
+    this.insertHistory = db.prepare(
+      'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (@run_id, @seq, @at, @from_status, @to_status, @reason, @actor, @detail)',
+    );
+    this.selectHistory = db.prepare('SELECT * FROM docket_history WHERE run_id = ? ORDER BY seq');
+    this.insertEvent = db.prepare(
+      `INSERT OR IGNORE INTO docket_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+    );
+    this.countEvents = db.prepare(
+      'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
+    );
+    this.selectClaimable = db.prepare(
+      `SELECT * FROM docket_runs INDEXED BY docket_runs_claim
+       WHERE namespace = ? AND task_name = ? AND task_version = ? AND claim_due_at IS NOT NULL AND claim_due_at <= ?
+       ORDER BY claim_due_at LIMIT ?`,
+    );
+    this.selectExpired = db.prepare(
+      `SELECT * FROM docket_runs INDEXED BY docket_runs_lease
+       WHERE namespace = ? AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?
+       ORDER BY lease_expires_at LIMIT ?`,
+    );
+    this.selectNextDue = db.prepare(
+      `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim
+       WHERE namespace = ? AND task_name = ? AND task_version = ? AND claim_due_at IS NOT NULL`,
+    );
+    this.selectDefinition = db.prepare(
+      'SELECT hash FROM docket_definitions WHERE namespace = ? AND name = ? AND version = ?',
+    );
+    this.insertDefinition = db.prepare(
+      'INSERT INTO docket_definitions (namespace, name, version, hash, definition, created_at) VALUES (@namespace, @name, @version, @hash, @definition, @created_at)',
+    );
+  }
+}
