@@ -15,6 +15,7 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    globalSetup: ['./tooling/config/vitest-global-setup.ts'],
     reporters: ['default', new PlainCountReporter()],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -132,9 +132,13 @@ export class Engine {
 
   /** Summarises a thrown value as a `RunError`, its message cut to `limits.errorBytes`. */
   toRunError(error: unknown): RunError {
-    const code = error instanceof DocketError ? error.code : codeOf(error);
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : null;
+    let code = error instanceof DocketError ? error.code : codeOf(error);
+    if (code === 'BUSINESS_ERROR' && cause) code = codeOf(cause);
     const name = error instanceof Error ? error.name : typeof error;
-    const message = error instanceof Error ? error.message : String(error);
+    let message = error instanceof Error ? error.message : String(error);
+    // Wrappers (ORMs, drivers) often keep the useful part in `cause`: keep it in the summary.
+    if (cause && !message.includes(cause.message)) message = `${message}: ${cause.message}`;
     const limit = this.options.limits.errorBytes;
     const bytes = Buffer.from(message, 'utf8');
     if (bytes.length <= limit) return { code, name, message, truncated: false };

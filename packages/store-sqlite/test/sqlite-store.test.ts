@@ -1,0 +1,179 @@
+import { join } from 'node:path';
+import { createQueue, type DocketErrorCode, isDocketError, type Queue } from '@docket/core';
+import { waitForStatus } from '@docket/core/testing';
+import Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS_TABLE, type SqliteTransaction, sqliteStore } from '../src/index.js';
+import { APP_TABLE_SQL, tempDir } from './helpers.js';
+
+async function expectCode(code: DocketErrorCode, fn: () => unknown) {
+  let caught: unknown;
+  try {
+    await fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(isDocketError(caught), `expected ${code}, got ${String(caught)}`).toBe(true);
+  expect((caught as { code: string }).code).toBe(code);
+  return caught as Error & { code: string; cause?: unknown; retryable: boolean };
+}
+
+describe('sqliteStore', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+
+  function file(): string {
+    const tmp = tempDir();
+    cleanups.push(tmp.remove);
+    return join(tmp.dir, 'docket.sqlite');
+  }
+
+  async function queueOn(store: ReturnType<typeof sqliteStore>, mode: 'producer' | 'all' = 'producer') {
+    const queue = createQueue({ store, runtime: { mode }, protocol: { pollMs: 10 } });
+    cleanups.push(() => queue.close());
+    return queue as Queue<SqliteTransaction>;
+  }
+
+  it('refuses bad options with CONFIG_INVALID', async () => {
+    await expectCode('CONFIG_INVALID', () => sqliteStore({} as never));
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: '' }));
+    await expectCode('CONFIG_INVALID', () =>
+      sqliteStore({ filename: 'a', database: new Database(':memory:') } as never),
+    );
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ database: {} as never }));
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', colour: 1 } as never));
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', synchronous: 'off' as never }));
+  });
+
+  it('opens WAL, applies migrations once, and applying again does nothing', async () => {
+    const filename = file();
+    for (let i = 0; i < 2; i++) {
+      const queue = await queueOn(sqliteStore({ filename }));
+      queue.define({ name: 't', version: '1' });
+      await queue.ready();
+      await queue.close();
+    }
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.prepare(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get()).toEqual({ n: 1 });
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'docket_%'").all();
+    expect(tables.map((t) => (t as { name: string }).name).sort()).toEqual([
+      'docket_definitions',
+      'docket_events',
+      'docket_history',
+      'docket_runs',
+    ]);
+  });
+
+  it('refuses a database migrated by a newer Docket with SCHEMA_MISMATCH', async () => {
+    const filename = file();
+    const first = await queueOn(sqliteStore({ filename }));
+    await first.ready();
+    await first.close();
+    const db = new Database(filename);
+    db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES ('future', ?)`).run(Date.now() + 10 ** 12);
+    db.close();
+    const queue = await queueOn(sqliteStore({ filename }));
+    await expectCode('SCHEMA_MISMATCH', () => queue.ready());
+    expect(queue.state).toBe('failed');
+  });
+
+  it('keeps the application tables and its own drizzle migrations table apart', async () => {
+    const filename = file();
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    db.exec('CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY, hash TEXT, created_at NUMERIC)');
+    db.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('app', Date.now() + 10 ** 12);
+    db.exec(APP_TABLE_SQL);
+    const queue = await queueOn(sqliteStore({ database: db }), 'all');
+    const task = queue.define(
+      { name: 'app', version: '1' },
+      { execute: (ctx) => ctx.end({ effect: (tx) => tx.run(sql`INSERT INTO app_rows (key) VALUES (${ctx.runId})`) }) },
+    );
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    await waitForStatus(task, runId, 'success');
+    expect(db.prepare('SELECT count(*) AS n FROM app_rows WHERE key = ?').get(runId)).toEqual({ n: 1 });
+    await queue.close();
+    expect(db.open).toBe(true); // a database the application passed in stays the application's
+  });
+
+  it('turns a trigger that raises ABORT in the effect into an attempt failure with nothing written', async () => {
+    const filename = file();
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    db.exec(APP_TABLE_SQL);
+    db.exec(
+      "CREATE TRIGGER poison BEFORE INSERT ON app_rows WHEN NEW.key = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END",
+    );
+    const queue = await queueOn(sqliteStore({ database: db }), 'all');
+    const task = queue.define<null, { step: number }>(
+      { name: 'poison', version: '1', policy: { attempts: 2, backoff: { baseMs: 1, maxMs: 2 } } },
+      {
+        execute: (ctx) =>
+          ctx.next({ step: 1 }, { effect: (tx) => tx.run(sql`INSERT INTO app_rows (key) VALUES ('poison')`) }),
+      },
+    );
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    const info = await waitForStatus(task, runId, 'failed');
+    expect(info).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', page: 1, state: null, businessFailures: 2 });
+    expect(info.error?.message).toContain('poisoned row');
+    expect(db.prepare('SELECT count(*) AS n FROM app_rows').get()).toEqual({ n: 0 });
+  });
+
+  it('raises STORAGE_FAILURE when Docket cannot write (read-only), leaving the run unchanged and readable', async () => {
+    const filename = file();
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    const queue = await queueOn(sqliteStore({ database: db }));
+    const task = queue.define({ name: 'ro', version: '1' });
+    await queue.ready();
+    const { runId } = await task.start({ query: { a: 1 } });
+    const before = await task.get(runId);
+    db.pragma('query_only = ON');
+    const error = await expectCode('STORAGE_FAILURE', () => task.cancel(runId));
+    expect(error.cause).toBeInstanceOf(Error);
+    await expectCode('STORAGE_FAILURE', () => task.start({ query: { a: 2 } }));
+    expect(await task.get(runId)).toEqual(before);
+    expect(await task.history(runId)).toHaveLength(1);
+    db.pragma('query_only = OFF');
+    expect(await task.cancel(runId)).toMatchObject({ found: true, changed: true });
+  });
+
+  it('raises STORAGE_FAILURE on a full database, writing nothing half-way', async () => {
+    const filename = file();
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    const queue = await queueOn(sqliteStore({ database: db }));
+    const task = queue.define({ name: 'full', version: '1' });
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    const before = await task.get(runId);
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages}`);
+    const big = 'x'.repeat(200_000);
+    const error = await expectCode('STORAGE_FAILURE', () => task.start({ query: { big } }));
+    expect(error.retryable).toBe(true);
+    const runs = db.prepare('SELECT count(*) AS n FROM docket_runs').get();
+    expect(runs).toEqual({ n: 1 });
+    expect(await task.get(runId)).toEqual(before);
+  });
+
+  it('closes a connection it opened itself when the last queue closes', async () => {
+    const store = sqliteStore({ filename: file() });
+    const a = await queueOn(store);
+    const b = await queueOn(store);
+    await a.ready();
+    await b.ready();
+    const connection = store.database;
+    await a.close();
+    expect(connection.open).toBe(true);
+    await b.close();
+    expect(connection.open).toBe(false);
+  });
+});
