@@ -11,7 +11,7 @@ import {
 } from './engine.js';
 import { DocketError, isDocketError } from './errors.js';
 import type { CheckResult, ControlOptions, ExecuteContext, PageControl } from './handlers.js';
-import { assertJson, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
+import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
 import { type TransitionInput, transition } from './state-machine.js';
 import type { PlanResult, RunWrite } from './store.js';
@@ -64,8 +64,9 @@ export async function executePage(
   const token = run.fence;
   const actor = engine.workerActor;
   const allowAsync = engine.store.capabilities.asyncTransactions;
-  const query = frozenCopy(run.query);
-  const state = frozenCopy(run.state);
+  // `run` is this page's own copy, fresh from the store: freeze it in place rather than copy it again.
+  const query = deepFreeze(run.query);
+  const state = deepFreeze(run.state);
 
   if (handlers.check) {
     const check = handlers.check;

@@ -2,10 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { DocketError } from './errors.js';
 
 const RUN_ID = /^[0-9a-f]{32}$/;
+let pool = Buffer.alloc(0);
+let offset = 0;
 
-/** A new run id: 32 lowercase hex characters from a cryptographic source. */
-export function newRunId(): string {
-  return randomBytes(16).toString('hex');
+function random10(): string {
+  if (offset + 10 > pool.length) {
+    pool = randomBytes(4096);
+    offset = 0;
+  }
+  const hex = pool.toString('hex', offset, offset + 10);
+  offset += 10;
+  return hex;
+}
+
+/**
+ * A new run id: 32 lowercase hex characters, the first 12 the creation time in milliseconds and the other 20 from a
+ * cryptographic source (80 bits). Time-ordered ids append at the right edge of every index instead of scattering
+ * writes over the whole B-tree, which is what keeps inserts cheap on SQLite and PostgreSQL alike.
+ */
+export function newRunId(now: number = Date.now()): string {
+  return Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12) + random10();
 }
 
 /** Throws `JSON_INVALID` unless `runId` is a well-formed run id. */

@@ -110,13 +110,17 @@ function sortKeys(value: unknown): unknown {
 /** A deep copy that is deeply frozen, so handlers cannot mutate stored values in place. */
 export function frozenCopy<T extends Json | null>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
-  const copy = structuredClone(value);
-  deepFreeze(copy);
-  return copy;
+  return deepFreeze(structuredClone(value));
 }
 
-function deepFreeze(value: unknown): void {
+/** Freezes a value the caller owns (a fresh copy read from a store) in place, without copying it. */
+export function deepFreeze<T>(value: T): T {
+  freezeAll(value);
+  return value;
+}
+
+function freezeAll(value: unknown): void {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
   Object.freeze(value);
-  for (const child of Object.values(value)) deepFreeze(child);
+  for (const child of Object.values(value)) freezeAll(child);
 }

@@ -180,7 +180,7 @@ export function createBatchTask<Q, S>(
       .digest('hex');
     const now = engine.now();
     const deadlineAt = deadlineAtGiven ?? (def.limits.deadlineMs === null ? null : now + def.limits.deadlineMs);
-    const runId = newRunId();
+    const runId = newRunId(now);
     const status: RunStatus = storedTrigger === null ? 'pending' : 'waiting';
     const run: RunRecord = {
       runId,

@@ -48,7 +48,7 @@ CREATE TABLE `docket_history` (
 	`actor` text NOT NULL,
 	`detail` text,
 	PRIMARY KEY(`run_id`, `seq`)
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `docket_runs` (
 	`run_id` text PRIMARY KEY NOT NULL,
@@ -84,10 +84,8 @@ CREATE TABLE `docket_runs` (
 	`lease_expires_at` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `docket_runs_claim` ON `docket_runs` (`namespace`,`task_name`,`task_version`,`claim_due_at`) WHERE "docket_runs"."claim_due_at" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `docket_runs_lease` ON `docket_runs` (`namespace`,`lease_expires_at`) WHERE "docket_runs"."lease_expires_at" IS NOT NULL;--> statement-breakpoint
-CREATE UNIQUE INDEX `docket_runs_idempotency` ON `docket_runs` (`namespace`,`task_name`,`idempotency_key`) WHERE "docket_runs"."idempotency_key" IS NOT NULL;--> statement-breakpoint
-CREATE INDEX `docket_runs_list` ON `docket_runs` (`namespace`,`status`,`created_at`);--> statement-breakpoint
-CREATE INDEX `docket_runs_retention` ON `docket_runs` (`namespace`,`updated_at`) WHERE "docket_runs"."status" IN ('success', 'failed', 'cancelled');
+CREATE UNIQUE INDEX `docket_runs_idempotency` ON `docket_runs` (`namespace`,`task_name`,`idempotency_key`) WHERE "docket_runs"."idempotency_key" IS NOT NULL;

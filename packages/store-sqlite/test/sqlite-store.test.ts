@@ -164,6 +164,27 @@ describe('sqliteStore', () => {
     expect(await task.get(runId)).toEqual(before);
   });
 
+  it('fails every write of a group commit when one of them fills the database', async () => {
+    const db = new Database(file());
+    cleanups.push(() => db.close());
+    const queue = await queueOn(sqliteStore({ database: db }));
+    const task = queue.define({ name: 'group', version: '1' });
+    await queue.ready();
+    await task.start({ query: 'warm-up' });
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`);
+    // Started in one turn of the event loop, so they share one transaction; the big one hits SQLITE_FULL, which rolls
+    // back the whole transaction: the small one must not be reported written either.
+    const results = await Promise.allSettled([
+      task.start({ query: 'small' }),
+      task.start({ query: 'x'.repeat(200_000) }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    for (const result of results) {
+      expect(isDocketError((result as PromiseRejectedResult).reason, 'STORAGE_FAILURE')).toBe(true);
+    }
+    expect(db.prepare('SELECT count(*) AS n FROM docket_runs').get()).toEqual({ n: 1 });
+  });
+
   it('closes a connection it opened itself when the last queue closes', async () => {
     const store = sqliteStore({ filename: file() });
     const a = await queueOn(store);

@@ -1,0 +1,43 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQueue } from '@docket/core';
+import { sqliteStore } from '@docket/store-sqlite';
+
+const filename = join(mkdtempSync(join(tmpdir(), 'probe-')), 'p.sqlite');
+const N = Number(process.argv[2] ?? 20000),
+  C = Number(process.argv[3] ?? 64);
+const def = { name: 'noop', version: '1' };
+const p = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+const pt = p.define(def);
+await p.ready();
+const batch = [];
+for (let i = 0; i < N; i++) batch.push(pt.start({ query: { i, pad: 'x'.repeat(80) } }));
+await Promise.all(batch);
+let done = 0,
+  resolve;
+const all = new Promise((r) => (resolve = r));
+const c = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency: C } });
+c.define(def, {
+  execute(ctx) {
+    if (++done === N) resolve();
+    return ctx.end();
+  },
+});
+const session = new Session();
+session.connect();
+if (process.env.PROF) {
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
+const t = performance.now();
+await c.ready();
+await all;
+if (process.env.PROF) {
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(process.env.PROF, JSON.stringify(profile));
+}
+console.log('processed/s (handler)', Math.round(N / ((performance.now() - t) / 1000)));
+await c.close();
+await p.close();
