@@ -53,6 +53,13 @@ export interface Store<Tx = unknown> {
 
   /** The earliest `dueAt` among claimable runs of the given tasks (to sleep until then), or `null`. */
   nextDueAt(namespace: string, tasks: readonly TaskKey[]): Promise<number | null>;
+
+  /**
+   * Optional: calls `listener` soon after another connection or process commits a change, so idle workers wake
+   * without waiting a whole poll (SQLite: `PRAGMA data_version`; PostgreSQL: LISTEN/NOTIFY). Returns an unsubscribe
+   * function. Workers keep polling at `pollMs` as the fallback.
+   */
+  subscribe?(listener: () => void): () => void;
 }
 
 /** What a store can do, as data. */

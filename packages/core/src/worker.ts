@@ -52,15 +52,20 @@ export class WorkerLoop {
     return keys;
   }
 
-  /** Starts claiming. */
+  private unsubscribe: (() => void) | null = null;
+
+  /** Starts claiming, and listens to the store's change signal when it has one. */
   start(): void {
     this.running = true;
+    this.unsubscribe = this.engine.store.subscribe?.(() => this.engine.wake()) ?? null;
     this.loopDone = this.loop();
   }
 
   /** Stops claiming; pages in flight continue until `drain`. */
   async stopClaiming(): Promise<void> {
     this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     this.engine.wake();
     await this.loopDone;
   }

@@ -42,6 +42,8 @@ export type SqliteStoreOptions = (
   busyTimeoutMs?: number;
   /** `normal` (default): durable across process crashes, WAL's usual setting; `full`: also across power loss. */
   synchronous?: 'normal' | 'full';
+  /** How often idle workers check whether another process committed (`PRAGMA data_version`); default 5 ms. */
+  watchMs?: number;
 };
 
 /** The SQLite `Store`, with access to its connection for the application's own queries. */
@@ -70,6 +72,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   let stmts: Statements | null = null;
   let opens = 0;
   let group: GroupCommit | null = null;
+  const listeners = new Set<() => void>();
+  let watcher: NodeJS.Timeout | null = null;
+  let lastDataVersion = -1;
 
   const live = (): { db: Database.Database; s: Statements; orm: BetterSQLite3Database; group: GroupCommit } => {
     if (conn === null || stmts === null || orm === null || group === null) {
@@ -168,10 +173,41 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
     },
 
+    subscribe(listener: () => void) {
+      listeners.add(listener);
+      if (watcher === null) {
+        // data_version changes when another connection commits; reading it touches only the shared-memory header.
+        watcher = setInterval(() => {
+          if (conn === null || !conn.open) return;
+          try {
+            const version = conn.pragma('data_version', { simple: true }) as number;
+            if (version !== lastDataVersion) {
+              const first = lastDataVersion === -1;
+              lastDataVersion = version;
+              if (!first) for (const notify of listeners) notify();
+            }
+          } catch {
+            // A busy or closing connection: the worker's poll is the fallback.
+          }
+        }, options.watchMs ?? 5);
+        watcher.unref?.();
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && watcher !== null) {
+          clearInterval(watcher);
+          watcher = null;
+        }
+      };
+    },
+
     async close() {
       if (opens === 0) return;
       opens--;
       if (opens > 0) return;
+      if (watcher !== null) clearInterval(watcher);
+      watcher = null;
+      listeners.clear();
       const db = conn;
       conn = null;
       stmts = null;
@@ -348,7 +384,8 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (typeof options !== 'object' || options === null) return fail('sqliteStore needs { filename } or { database }');
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (!['filename', 'database', 'busyTimeoutMs', 'synchronous'].includes(key)) fail(`unknown option ${key}`);
+    if (!['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs'].includes(key))
+      fail(`unknown option ${key}`);
   }
   const hasFile = o.filename !== undefined;
   const hasDb = o.database !== undefined;
@@ -358,6 +395,9 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (hasDb && !(o.database instanceof Database)) fail('database must be a better-sqlite3 Database');
   if (o.busyTimeoutMs !== undefined && (!Number.isInteger(o.busyTimeoutMs) || (o.busyTimeoutMs as number) < 0)) {
     fail('busyTimeoutMs must be a non-negative integer');
+  }
+  if (o.watchMs !== undefined && (!Number.isInteger(o.watchMs) || (o.watchMs as number) < 1)) {
+    fail('watchMs must be a positive integer');
   }
   if (o.synchronous !== undefined && o.synchronous !== 'normal' && o.synchronous !== 'full') {
     fail("synchronous must be 'normal' or 'full'");

@@ -185,6 +185,21 @@ describe('sqliteStore', () => {
     expect(db.prepare('SELECT count(*) AS n FROM docket_runs').get()).toEqual({ n: 1 });
   });
 
+  it('wakes an idle worker when another connection starts a run, without waiting for its poll', async () => {
+    const filename = file();
+    const worker = createQueue({ store: sqliteStore({ filename }), protocol: { pollMs: 3_600_000 } });
+    cleanups.push(() => worker.close());
+    worker.define({ name: 'wake', version: '1' }, { execute: (ctx) => ctx.end() });
+    await worker.ready();
+    const producerQueue = await queueOn(sqliteStore({ filename }));
+    const task = producerQueue.define({ name: 'wake', version: '1' });
+    await producerQueue.ready();
+    await new Promise((r) => setTimeout(r, 50));
+    const { runId } = await task.start({ query: null });
+    // The worker polls once an hour: only the store's change signal can make this finish.
+    await waitForStatus(task, runId, 'success', 5000);
+  });
+
   it('closes a connection it opened itself when the last queue closes', async () => {
     const store = sqliteStore({ filename: file() });
     const a = await queueOn(store);

@@ -1,0 +1,342 @@
+// One benchmark measurement per process: `node scenarios.mjs <name> <json args>` prints one JSON line.
+// Every system gets the same workload: a ~100-byte payload and a handler that does nothing.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createQueue } from '@docket/core';
+import { sqliteStore } from '@docket/store-sqlite';
+import Database from 'better-sqlite3';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+const payload = (i) => ({ i, pad: 'x'.repeat(80) });
+const tempFile = () => join(mkdtempSync(join(tmpdir(), 'docket-bench-')), 'bench.sqlite');
+const rate = (n, ms) => Math.round(n / (ms / 1000));
+const definition = { name: 'noop', version: '1' };
+
+function rawDb(filename) {
+  const db = new Database(filename);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, payload TEXT NOT NULL, status TEXT NOT NULL, run_at INTEGER NOT NULL);
+     CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, run_at);`,
+  );
+  return db;
+}
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function docketStarts({ n }) {
+  const queue = createQueue({ store: sqliteStore({ filename: tempFile() }), runtime: { mode: 'producer' } });
+  const task = queue.define(definition);
+  await queue.ready();
+  const t = performance.now();
+  for (let i = 0; i < n; i++) await task.start({ query: payload(i) });
+  const ms = performance.now() - t;
+  await queue.close();
+  return { rate: rate(n, ms) };
+}
+
+function rawStarts({ n }) {
+  const db = rawDb(tempFile());
+  const insert = db.prepare("INSERT INTO jobs (payload, status, run_at) VALUES (?, 'pending', ?)");
+  const tx = db.transaction((p) => insert.run(p, Date.now()));
+  const t = performance.now();
+  for (let i = 0; i < n; i++) tx.immediate(JSON.stringify(payload(i)));
+  return { rate: rate(n, performance.now() - t) };
+}
+
+/** Fills `filename` with n pending Docket runs, as fast as the producer API allows. */
+async function fillDocket(filename, n) {
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+  const task = queue.define(definition);
+  await queue.ready();
+  for (let i = 0; i < n; i += 1000) {
+    const batch = [];
+    for (let j = i; j < Math.min(n, i + 1000); j++) batch.push(task.start({ query: payload(j) }));
+    await Promise.all(batch);
+  }
+  await queue.close();
+}
+
+async function docketProcess({ n, concurrency, filename }) {
+  const file = filename ?? tempFile();
+  await fillDocket(file, n);
+  let done = 0;
+  let finish;
+  const finished = new Promise((resolve) => {
+    finish = resolve;
+  });
+  const queue = createQueue({
+    store: sqliteStore({ filename: file }),
+    runtime: { mode: 'consumer', concurrency },
+  });
+  queue.define(definition, {
+    execute(ctx) {
+      if (++done === n) finish();
+      return ctx.end();
+    },
+  });
+  const t = performance.now();
+  await queue.ready();
+  await finished;
+  const ms = performance.now() - t;
+  await queue.close();
+  return { rate: rate(n, ms) };
+}
+
+function rawProcess({ n, perTransaction }) {
+  const db = rawDb(tempFile());
+  const insert = db.prepare("INSERT INTO jobs (payload, status, run_at) VALUES (?, 'pending', ?)");
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) insert.run(JSON.stringify(payload(i)), Date.now());
+  })();
+  const claim = db.prepare(
+    "UPDATE jobs SET status = 'running' WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND run_at <= ? ORDER BY run_at LIMIT ?) RETURNING id, payload",
+  );
+  const complete = db.prepare("UPDATE jobs SET status = 'done' WHERE id = ?");
+  const claimTx = db.transaction((limit) => claim.all(Date.now(), limit));
+  const completeTx = db.transaction((ids) => {
+    for (const id of ids) complete.run(id);
+  });
+  const t = performance.now();
+  let processed = 0;
+  while (processed < n) {
+    const jobs = claimTx.immediate(perTransaction);
+    for (const job of jobs) JSON.parse(job.payload);
+    completeTx.immediate(jobs.map((j) => j.id));
+    processed += jobs.length;
+  }
+  return { rate: rate(n, performance.now() - t) };
+}
+
+async function plainjobRun({ n }) {
+  const { better, defineQueue, defineWorker } = await import('plainjob');
+  const db = new Database(tempFile());
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const quiet = { error() {}, warn() {}, info() {}, debug() {} };
+  const queue = defineQueue({ connection: better(db), logger: quiet });
+  let t = performance.now();
+  for (let i = 0; i < n; i++) queue.add('noop', payload(i));
+  const enqueue = rate(n, performance.now() - t);
+  let done = 0;
+  let finish;
+  const finished = new Promise((resolve) => {
+    finish = resolve;
+  });
+  const worker = defineWorker('noop', async () => {}, {
+    queue,
+    logger: quiet,
+    onCompleted: () => {
+      if (++done === n) finish();
+    },
+  });
+  t = performance.now();
+  void worker.start();
+  await finished;
+  const processed = rate(n, performance.now() - t);
+  await worker.stop();
+  queue.close();
+  return { enqueue, rate: processed };
+}
+
+/** Enqueue-to-handler latency at `perSecond` runs/s, the producer in this process or in a child process. */
+async function docketLatency({ count, perSecond, remote }) {
+  const filename = tempFile();
+  const latencies = [];
+  let finish;
+  const finished = new Promise((resolve) => {
+    finish = resolve;
+  });
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { concurrency: 8 } });
+  const task = queue.define(definition, {
+    execute(ctx) {
+      latencies.push(Date.now() - ctx.query.t);
+      if (latencies.length === count) finish();
+      return ctx.end();
+    },
+  });
+  await queue.ready();
+  if (remote) {
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(import.meta.url), 'produce', JSON.stringify({ filename, count, perSecond })],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await finished;
+    await exited;
+  } else {
+    await produce({ task, count, perSecond });
+    await finished;
+  }
+  await queue.close();
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+async function produce({ task, count, perSecond, filename }) {
+  let producer;
+  let target = task;
+  if (!target) {
+    producer = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+    target = producer.define(definition);
+    await producer.ready();
+  }
+  const interval = 1000 / perSecond;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const due = start + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await target.start({ query: { t: Date.now(), pad: 'x'.repeat(80) } });
+  }
+  await producer?.close();
+  return {};
+}
+
+/** The raw baseline for latency: a loop that polls the jobs table every 10 ms. */
+async function rawLatency({ count, perSecond }) {
+  const db = rawDb(tempFile());
+  const insert = db.prepare("INSERT INTO jobs (payload, status, run_at) VALUES (?, 'pending', ?)");
+  const claim = db.prepare(
+    "UPDATE jobs SET status = 'running' WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' ORDER BY run_at LIMIT 100) RETURNING id, payload",
+  );
+  const complete = db.prepare("UPDATE jobs SET status = 'done' WHERE id = ?");
+  const latencies = [];
+  let stop = false;
+  const poller = (async () => {
+    while (!stop) {
+      const jobs = db.transaction(() => claim.all()).immediate();
+      for (const job of jobs) {
+        latencies.push(Date.now() - JSON.parse(job.payload).t);
+        db.transaction(() => complete.run(job.id)).immediate();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  const interval = 1000 / perSecond;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = start + i * interval - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    db.transaction(() => insert.run(JSON.stringify({ t: Date.now(), pad: 'x'.repeat(80) }), Date.now())).immediate();
+  }
+  while (latencies.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  stop = true;
+  await poller;
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** For cold start: prepares a file with one pending run (Docket) or one pending job (raw). */
+async function prepareCold({ filename, kind }) {
+  if (kind === 'docket') {
+    const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+    const task = queue.define(definition);
+    await queue.ready();
+    await task.start({ query: payload(0) });
+    await queue.close();
+  } else {
+    const db = rawDb(filename);
+    db.prepare("INSERT INTO jobs (payload, status, run_at) VALUES (?, 'pending', 0)").run(JSON.stringify(payload(0)));
+    db.close();
+  }
+  return {};
+}
+
+/** Cold start, Docket: open a queue on an existing file, process its one run, exit. */
+async function coldDocket({ filename }) {
+  let finish;
+  const finished = new Promise((resolve) => {
+    finish = resolve;
+  });
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer' } });
+  queue.define(definition, {
+    execute(ctx) {
+      finish();
+      return ctx.end();
+    },
+  });
+  await queue.ready();
+  await finished;
+  await queue.close();
+  return {};
+}
+
+/** Cold start, raw: open the file, claim and complete its one job, exit. */
+function coldRaw({ filename }) {
+  const db = rawDb(filename);
+  const job = db
+    .transaction(() =>
+      db
+        .prepare(
+          "UPDATE jobs SET status = 'running' WHERE id = (SELECT id FROM jobs WHERE status = 'pending' LIMIT 1) RETURNING id",
+        )
+        .get(),
+    )
+    .immediate();
+  db.transaction(() => db.prepare("UPDATE jobs SET status = 'done' WHERE id = ?").run(job.id)).immediate();
+  db.close();
+  return {};
+}
+
+/** Fills a Docket file with `finished` successful runs and their history, straight into the tables (fast). */
+async function fillFinished({ filename, finished }) {
+  await fillDocket(filename, 1);
+  const db = new Database(filename);
+  const row = db.prepare('SELECT * FROM docket_runs LIMIT 1').get();
+  const columns = Object.keys(row);
+  const insertRun = db.prepare(
+    `INSERT INTO docket_runs (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+  );
+  const insertHistory = db.prepare(
+    "INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor) VALUES (?, ?, '2026-01-01T00:00:00.000Z', ?, ?, ?, 'bench')",
+  );
+  const base = Date.now() - 86_400_000;
+  const batch = db.transaction((from, to) => {
+    for (let i = from; i < to; i++) {
+      const runId = (base + Math.floor(i / 1000)).toString(16).padStart(12, '0') + i.toString(16).padStart(20, '0');
+      insertRun.run({
+        ...row,
+        run_id: runId,
+        status: 'success',
+        reason: 'COMPLETED',
+        revision: 3,
+        due_at: null,
+        claim_due_at: null,
+        query: JSON.stringify(payload(i)),
+      });
+      insertHistory.run(runId, 1, null, 'pending', 'STARTED');
+      insertHistory.run(runId, 2, 'pending', 'running', 'CLAIMED');
+      insertHistory.run(runId, 3, 'running', 'success', 'COMPLETED');
+    }
+  });
+  for (let i = 0; i < finished; i += 50_000) batch.immediate(i, Math.min(finished, i + 50_000));
+  db.prepare("DELETE FROM docket_runs WHERE status = 'pending'").run();
+  db.close();
+  return {};
+}
+
+const scenarios = {
+  docketStarts,
+  rawStarts,
+  docketProcess,
+  rawProcess,
+  plainjobRun,
+  docketLatency,
+  rawLatency,
+  produce,
+  prepareCold,
+  coldDocket,
+  coldRaw,
+  fillFinished,
+};
+
+const result = await scenarios[name](args);
+process.stdout.write(`${JSON.stringify(result)}\n`);
