@@ -98,6 +98,14 @@ export class Engine {
     this.woken = false;
   }
 
+  /** Set by the queue: wakes the callback loop when this process wrote callback events. */
+  onEventsWritten: (() => void) | null = null;
+
+  /** Tells the callback loop that new callback events may be due. */
+  eventsWritten(): void {
+    this.onEventsWritten?.();
+  }
+
   /** Clears timers the engine owns. */
   dispose(): void {
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
@@ -118,6 +126,7 @@ export class Engine {
         entry,
       });
     }
+    if (write.events.length > 0) this.eventsWritten();
     if (write.run.status === 'retrying' && write.run.dueAt !== null) this.wakeAtTime(write.run.dueAt);
     if (write.run.status === 'pending') this.wake();
   }

@@ -1,3 +1,4 @@
+export { claimEvent, replayEvent, settleEvent } from './callbacks.js';
 export type { Clock, QueueOptions } from './config.js';
 export type { ResolvedDefinition, TaskDefinition } from './definition.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './errors.js';
@@ -16,6 +17,7 @@ export type {
 export { canonicalJson, type Json } from './json.js';
 export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './model.js';
+export type { DeadLetter, Health, Operator, OperatorResult, ReplayResult, RunCommand } from './operator.js';
 export { type CloseResult, type CreateQueueOptions, createQueue, type Queue, type QueueState } from './queue.js';
 export { retryDelayMs } from './retry-policy.js';
 export {
@@ -29,10 +31,19 @@ export {
 } from './state-machine.js';
 export {
   CLAIMABLE_STATUSES,
+  type CollectRequest,
+  type CollectResult,
+  type CommandPlan,
+  type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
+  checkEventWrite,
   checkWrite,
   type DefinitionRecord,
+  type EventPlan,
+  type EventSelectRequest,
+  type ListEventsRequest,
+  type ListRunsRequest,
   type PlanResult,
   type RunWrite,
   type SelectRequest,
@@ -40,9 +51,11 @@ export {
   type StoreCapabilities,
   type TaskKey,
   type TransactPlan,
+  UNSETTLED_EVENT_STATUSES,
 } from './store.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput } from './task.js';
 export type { TelemetryEvent } from './telemetry.js';
+export type { DeliverResult } from './triggers.js';
 export {
   type Backoff,
   type CallbackCounts,

@@ -2,16 +2,21 @@ import { DocketError } from './errors.js';
 import type { Json } from './json.js';
 import {
   CLAIMABLE_STATUSES,
+  type CommandPlan,
+  type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
+  checkEventWrite,
   checkWrite,
   type DefinitionRecord,
+  type EventPlan,
   type RunWrite,
   type SelectRequest,
   type Store,
   type StoreCapabilities,
   type TaskKey,
   type TransactPlan,
+  UNSETTLED_EVENT_STATUSES,
 } from './store.js';
 import type { CallbackCounts, CallbackEventRecord, HistoryEntry, RunRecord } from './types.js';
 import { isTerminal } from './types.js';
@@ -66,6 +71,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const idempotency = new Map<string, string>();
   const definitions = new Map<string, DefinitionRecord>();
   const appTables = new Map<string, Map<string, Json>>();
+  const commands = new Map<string, { requestHash: string; result: Json; createdAt: number }>();
   let tail: Promise<unknown> = Promise.resolve();
 
   /** Serialises transactions so an async plan cannot interleave with another write. */
@@ -123,6 +129,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         history: [...history.entries()].sort(),
         events: [...events.entries()].sort(),
         idempotency: [...idempotency.entries()].sort(),
+        commands: [...commands.entries()].sort(),
         definitions: [...definitions.entries()].sort(),
         app: [...appTables.entries()].map(([t, rows]) => [t, [...rows.entries()].sort()]),
       }),
@@ -245,6 +252,125 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           (run) => run.lease?.expiresAt ?? 0,
         ),
       ),
+
+    claimEvents: (request) =>
+      exclusive(() => {
+        const candidates = [...events.values()]
+          .filter((event) => {
+            if (event.namespace !== request.namespace) return false;
+            const task = request.tasks.find((t) => t.name === event.taskName && t.version === event.taskVersion);
+            if (!task?.kinds.includes(event.kind)) return false;
+            const due = (event.status === 'pending' || event.status === 'retrying') && event.dueAt <= request.now;
+            const abandoned =
+              event.status === 'delivering' && event.lease !== null && event.lease.expiresAt <= request.now;
+            return due || abandoned;
+          })
+          .sort((a, b) => a.dueAt - b.dueAt || a.eventId.localeCompare(b.eventId));
+        const written: CallbackEventRecord[] = [];
+        for (const event of candidates) {
+          if (written.length >= request.limit) break;
+          const next = request.plan(clone(event));
+          if (next === null) continue;
+          checkEventWrite(event, next);
+          events.set(key(event.namespace, event.eventId), clone(next));
+          written.push(clone(next));
+        }
+        return written;
+      }),
+
+    transactEvent: <T>(namespace: string, eventId: string, plan: EventPlan<T>) =>
+      exclusive(() => {
+        const current = events.get(key(namespace, eventId));
+        const { write, value } = plan(current ? clone(current) : null);
+        if (write !== null) {
+          if (!current) throw new Error('internal: write for a missing event');
+          checkEventWrite(current, write);
+          events.set(key(namespace, eventId), clone(write));
+        }
+        return value;
+      }),
+
+    listEvents: async (request) =>
+      [...events.values()]
+        .filter((e) => e.namespace === request.namespace && e.status === request.status)
+        .filter((e) => request.after === null || e.eventId > request.after)
+        .sort((a, b) => (a.eventId < b.eventId ? -1 : 1))
+        .slice(0, request.limit)
+        .map(clone),
+
+    listRuns: async (request) =>
+      [...runs.values()]
+        .filter((r) => r.namespace === request.namespace)
+        .filter((r) => request.taskName === null || r.taskName === request.taskName)
+        .filter((r) => request.status === null || r.status === request.status)
+        .filter((r) => request.after === null || r.runId > request.after)
+        .sort((a, b) => (a.runId < b.runId ? -1 : 1))
+        .slice(0, request.limit)
+        .map(clone),
+
+    runCommand: <T extends Json>(namespace: string, command: CommandRequest, plan: CommandPlan<T>) =>
+      exclusive(() => {
+        const ck = key(namespace, command.commandId);
+        const receipt = commands.get(ck);
+        if (receipt) return { result: clone(receipt.result) as T, replayed: true, requestHash: receipt.requestHash };
+        const run = command.runId === undefined ? undefined : runs.get(key(namespace, command.runId));
+        const event = command.eventId === undefined ? undefined : events.get(key(namespace, command.eventId));
+        const decided = plan({ run: run ? clone(run) : null, event: event ? clone(event) : null });
+        if (decided.run !== null) {
+          if (!run) throw new Error('internal: command write for a missing run');
+          checkWrite(run, decided.run);
+          applyWrite(decided.run);
+        }
+        if (decided.event !== null) {
+          if (!event) throw new Error('internal: command write for a missing event');
+          checkEventWrite(event, decided.event);
+          events.set(key(namespace, event.eventId), clone(decided.event));
+        }
+        commands.set(ck, { requestHash: command.requestHash, result: clone(decided.result), createdAt: command.now });
+        return { result: decided.result, replayed: false, requestHash: command.requestHash };
+      }),
+
+    collect: (request) =>
+      exclusive(() => {
+        const counts = { runs: 0, events: 0, deadLetters: 0 };
+        const candidates = [...runs.entries()]
+          .filter(
+            ([, run]) => run.namespace === request.namespace && (request.after === null || run.runId > request.after),
+          )
+          .sort(([, a], [, b]) => (a.runId < b.runId ? -1 : 1))
+          .slice(0, request.limit);
+        for (const [k, run] of candidates) {
+          if (!isTerminal(run.status) || run.updatedAt >= request.runsBefore) continue;
+          const own = [...events.values()].filter((e) => e.namespace === run.namespace && e.runId === run.runId);
+          if (own.some((e) => UNSETTLED_EVENT_STATUSES.includes(e.status))) continue;
+          runs.delete(k);
+          history.delete(k);
+          if (run.idempotencyKey !== null) {
+            idempotency.delete(`${run.namespace}\u0000${run.taskName}\u0000${run.idempotencyKey}`);
+          }
+          for (const e of own) {
+            if (e.status !== 'delivered') continue;
+            events.delete(key(e.namespace, e.eventId));
+            counts.events++;
+          }
+          counts.runs++;
+        }
+        for (const [k, event] of events) {
+          if (event.namespace !== request.namespace) continue;
+          if (event.status === 'delivered' && (event.deliveredAt ?? event.updatedAt) < request.runsBefore) {
+            events.delete(k);
+            counts.events++;
+          } else if (event.status === 'dead_letter' && (event.deadAt ?? event.updatedAt) < request.deadLettersBefore) {
+            events.delete(k);
+            counts.deadLetters++;
+          }
+        }
+        for (const [k, receipt] of commands) {
+          if (k.startsWith(`${request.namespace}\u0000`) && receipt.createdAt < request.runsBefore) commands.delete(k);
+        }
+        const next = candidates.length === request.limit ? (candidates.at(-1)?.[1].runId ?? null) : null;
+        return { ...counts, next };
+      }),
 
     nextDueAt: async (namespace, tasks) => {
       let earliest: number | null = null;

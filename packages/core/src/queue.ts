@@ -1,11 +1,14 @@
+import { CallbackLoop } from './callbacks.js';
 import { type QueueOptions, resolveQueueOptions } from './config.js';
 import { assertHandlers, resolveDefinition, type TaskDefinition } from './definition.js';
 import { Engine, type RegisteredTask } from './engine.js';
 import { DocketError } from './errors.js';
-import type { TaskHandlers } from './handlers.js';
+import type { TaskHandlers, TriggerEvent } from './handlers.js';
 import type { Json } from './json.js';
+import { createOperator, type Operator } from './operator.js';
 import type { Store } from './store.js';
 import { type BatchTask, createBatchTask } from './task.js';
+import { type DeliverResult, deliverEvent } from './triggers.js';
 import { WorkerLoop } from './worker.js';
 
 /** A queue's lifecycle: `created → starting → ready → closing → closed`, or `failed` when `ready()` fails. */
@@ -31,6 +34,13 @@ export interface Queue<Tx = unknown> {
   ready(): Promise<void>;
   /** Stops claiming, waits up to `closeGraceMs`, then aborts and releases pages still running. */
   close(): Promise<CloseResult>;
+  /** Trigger events for runs started with `trigger: { event }`. */
+  readonly events: {
+    /** Delivers an event to a waiting run (see `DeliverResult`). */
+    deliver(runId: string, event: TriggerEvent): Promise<DeliverResult>;
+  };
+  /** The operator API: list, pause, resume and cancel runs; dead letters; retention; health. */
+  readonly operator: Operator;
 }
 
 /** The options of `createQueue`, with the store's transaction type carried to effects and checks. */
@@ -45,6 +55,7 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
   let readyPromise: Promise<void> | null = null;
   let closePromise: Promise<CloseResult> | null = null;
   let workers: WorkerLoop | null = null;
+  let callbacks: CallbackLoop | null = null;
   let storeOpened = false;
 
   const assertUsable = (operation: string): void => {
@@ -57,12 +68,26 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
     throw new DocketError('QUEUE_FAILED', 'the queue failed to start', { operation });
   };
   const guards = { assertUsable, mode: () => mode };
+  const probes = (): string[] => {
+    const reasons: string[] = [];
+    if (workers?.lastError) reasons.push(`workers: ${(workers.lastError as Error).message}`);
+    if (callbacks?.lastError) reasons.push(`callbacks: ${(callbacks.lastError as Error).message}`);
+    return reasons;
+  };
+  const operator = createOperator(engine, assertUsable, probes);
 
   return {
     get state() {
       return state;
     },
     namespace: resolved.namespace,
+    operator,
+    events: {
+      deliver(runId, event) {
+        assertUsable('events.deliver');
+        return deliverEvent(engine, runId, event);
+      },
+    },
 
     define<Q = Json, S = Json>(definition: TaskDefinition, handlers?: TaskHandlers<Q, S, Tx>): BatchTask<Q, S> {
       const operation = 'queue.define';
@@ -116,6 +141,10 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
           if (mode !== 'producer') {
             workers = new WorkerLoop(engine);
             workers.start();
+            const loop = new CallbackLoop(engine);
+            callbacks = loop;
+            engine.onEventsWritten = () => loop.wake();
+            loop.start();
           }
           state = 'ready';
         } catch (error) {
@@ -145,13 +174,22 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
             await workers.drain();
           }
         }
+        let remainingCallbacks = 0;
+        if (callbacks) {
+          await callbacks.stopClaiming();
+          const delivered = await waitFor(callbacks.drain(), timedOut ? 0 : resolved.runtime.closeGraceMs);
+          if (!delivered) {
+            timedOut = true;
+            remainingCallbacks = await callbacks.abortAll();
+          }
+        }
         engine.dispose();
         if (storeOpened || wasReady) {
           storeOpened = false;
           await resolved.store.close();
         }
         state = 'closed';
-        return { status: 'closed', timedOut, remainingExecutions, remainingCallbacks: 0 };
+        return { status: 'closed', timedOut, remainingExecutions, remainingCallbacks };
       })();
       return closePromise;
     },

@@ -33,6 +33,7 @@ export function runIn(status: RunStatus, patch: Partial<RunRecord> = {}): RunRec
     policy: { attempts: 3, timeoutMs: 1000, backoff: { baseMs: 100, maxMs: 1000, jitter: 'full' } },
     events: ['success', 'failure', 'batchSettled'],
     recovery: 'automatic',
+    triggerEvent: null,
     fence: running ? 7 : 6,
     lease: running ? { owner: 'w', token: 7, expiresAt: 5000 } : null,
     createdAt: 0,

@@ -7,6 +7,7 @@ import {
   iso,
   isTerminal,
   type Reason,
+  type ReceivedEvent,
   type RunError,
   type RunRecord,
   type RunStatus,
@@ -15,8 +16,8 @@ import {
 /** Everything that can happen to a stored run; `transition` decides what it does. */
 export type TransitionInput =
   | { type: 'time_reached'; actor: string }
-  | { type: 'event_received'; actor: string; detail?: Json }
-  | { type: 'event_invalid'; actor: string; detail?: Json }
+  | { type: 'event_received'; actor: string; event: ReceivedEvent; detail?: Json }
+  | { type: 'event_invalid'; actor: string; event: ReceivedEvent; detail?: Json }
   | { type: 'claim'; actor: string; leaseMs: number; explicit?: boolean }
   | { type: 'check_failed'; actor: string; phase: 'claim' | 'commit'; leaseToken: number; detail?: Json }
   | { type: 'settle_next'; actor: string; leaseToken: number; state: Json | null }
@@ -237,6 +238,7 @@ export function transition(run: RunRecord, input: TransitionInput, now: number):
     case 'event_invalid': {
       if (from !== 'waiting' || run.trigger === null || !('event' in run.trigger)) return notAllowed(run, input);
       detail = input.detail;
+      next.triggerEvent = input.event;
       if (input.type === 'event_received') {
         to = 'pending';
         reason = 'EVENT_RECEIVED';

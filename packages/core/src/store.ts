@@ -1,5 +1,13 @@
 import type { Json } from './json.js';
-import type { CallbackCounts, CallbackEventRecord, HistoryEntry, RunRecord, RunStatus } from './types.js';
+import type {
+  CallbackCounts,
+  CallbackEventRecord,
+  CallbackEventStatus,
+  CallbackKind,
+  HistoryEntry,
+  RunRecord,
+  RunStatus,
+} from './types.js';
 
 /**
  * The contract every storage adapter implements. Core decides every transition with its pure state machine; a
@@ -53,6 +61,39 @@ export interface Store<Tx = unknown> {
 
   /** The earliest `dueAt` among claimable runs of the given tasks (to sleep until then), or `null`. */
   nextDueAt(namespace: string, tasks: readonly TaskKey[]): Promise<number | null>;
+
+  /**
+   * Claims callback events for delivery: at most `limit` events of the given tasks and kinds that are `pending` or
+   * `retrying` with `dueAt <= now`, or `delivering` with an expired lease, oldest first, each passed to `plan` and
+   * written (event revision + 1) in one transaction. Returns the written events.
+   */
+  claimEvents(request: EventSelectRequest): Promise<CallbackEventRecord[]>;
+
+  /** Like `transact`, for one callback event: the plan's event write must have `revision = current.revision + 1`. */
+  transactEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>): Promise<T>;
+
+  /** Lists callback events in one status by `eventId` order, after the `after` id. */
+  listEvents(request: ListEventsRequest): Promise<CallbackEventRecord[]>;
+
+  /** Lists runs by `runId` order (creation order), optionally by task name and status, after the `after` id. */
+  listRuns(request: ListRunsRequest): Promise<RunRecord[]>;
+
+  /**
+   * Runs an operator command once per `commandId`: inside one transaction, a stored receipt is returned as it is
+   * (`replayed: true`); otherwise `plan` decides the writes and its result is stored as the receipt with them.
+   */
+  runCommand<T extends Json>(
+    namespace: string,
+    command: CommandRequest,
+    plan: CommandPlan<T>,
+  ): Promise<{ result: T; replayed: boolean; requestHash: string }>;
+
+  /**
+   * Deletes what retention allows: terminal runs last changed before `runsBefore` whose callback events are all
+   * settled (`delivered` or `dead_letter`), with their history, idempotency key and delivered events; delivered events
+   * before `runsBefore`; dead letters before `deadLettersBefore`; command receipts before `runsBefore`.
+   */
+  collect(request: CollectRequest): Promise<CollectResult>;
 
   /**
    * Optional: calls `listener` soon after another connection or process commits a change, so idle workers wake
@@ -144,4 +185,81 @@ export function checkWrite(current: RunRecord, write: RunWrite): void {
   write.history.forEach((entry, index) => {
     if (entry.seq !== current.revision + index + 1) throw new Error('internal: history seq out of order');
   });
+}
+
+/** A selection of callback events to claim, with core's pure plan for each. */
+export interface EventSelectRequest {
+  namespace: string;
+  /** Task identities and, for each, the kinds this process has handlers for. */
+  tasks: readonly (TaskKey & { kinds: readonly CallbackKind[] })[];
+  limit: number;
+  now: number;
+  plan: (event: CallbackEventRecord) => CallbackEventRecord | null;
+}
+
+/** Core's decision about one callback event inside a store transaction. */
+export type EventPlan<T> = (current: CallbackEventRecord | null) => { write: CallbackEventRecord | null; value: T };
+
+/** What `listEvents` selects. */
+export interface ListEventsRequest {
+  namespace: string;
+  status: CallbackEventStatus;
+  limit: number;
+  after: string | null;
+}
+
+/** What `listRuns` selects. */
+export interface ListRunsRequest {
+  namespace: string;
+  taskName: string | null;
+  status: RunStatus | null;
+  limit: number;
+  after: string | null;
+}
+
+/** An operator command's identity: its id, the hash of its request, and the run or event it targets. */
+export interface CommandRequest {
+  commandId: string;
+  requestHash: string;
+  /** When the command is run (the queue's clock): its receipt's time, for retention. */
+  now: number;
+  runId?: string;
+  eventId?: string;
+}
+
+/** Core's decision for an operator command, given the current run or event it targets. */
+export type CommandPlan<T> = (current: { run: RunRecord | null; event: CallbackEventRecord | null }) => {
+  run: RunWrite | null;
+  event: CallbackEventRecord | null;
+  result: T;
+};
+
+/** What `collect` deletes, by time (epoch ms). */
+export interface CollectRequest {
+  namespace: string;
+  runsBefore: number;
+  deadLettersBefore: number;
+  /** Scan at most this many candidate runs per call, so one call stays short. */
+  limit: number;
+  /** Continue the scan after this run id (from the previous call's `next`). */
+  after: string | null;
+}
+
+/** What one `collect` call deleted, and where the next call continues (`null`: the scan is complete). */
+export interface CollectResult {
+  runs: number;
+  events: number;
+  deadLetters: number;
+  next: string | null;
+}
+
+/** Statuses in which a callback event still waits for delivery (its run cannot be collected). */
+export const UNSETTLED_EVENT_STATUSES: readonly CallbackEventStatus[] = ['pending', 'retrying', 'delivering'];
+
+/** Checks an event write against the current row. */
+export function checkEventWrite(current: CallbackEventRecord, write: CallbackEventRecord): void {
+  if (write.eventId !== current.eventId) throw new Error('internal: write for another event');
+  if (write.revision !== current.revision + 1) {
+    throw new Error(`internal: event revision ${write.revision} does not follow ${current.revision}`);
+  }
 }

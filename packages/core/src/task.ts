@@ -209,6 +209,7 @@ export function createBatchTask<Q, S>(
       policy: def.policy,
       events: def.events,
       recovery: def.recovery,
+      triggerEvent: null,
       fence: 0,
       lease: null,
       createdAt: now,

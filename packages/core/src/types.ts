@@ -136,11 +136,20 @@ export interface RunRecord {
   policy: RetryPolicy;
   events: CallbackKind[];
   recovery: 'automatic' | 'manual';
+  /** The event that fired (or failed) this run's event trigger: kept so a redelivery is recognised. */
+  triggerEvent: ReceivedEvent | null;
   /** The fencing token of the latest claim; rises with every claim, never reused. */
   fence: number;
   lease: Lease | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** A trigger event as a run keeps it: its id, type and the hash of its whole content. */
+export interface ReceivedEvent {
+  id: string;
+  type: string;
+  hash: string;
 }
 
 /** One transition in a run's history. */

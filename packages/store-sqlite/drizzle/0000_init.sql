@@ -1,3 +1,13 @@
+CREATE TABLE `docket_commands` (
+	`namespace` text NOT NULL,
+	`command_id` text NOT NULL,
+	`request_hash` text NOT NULL,
+	`result` text NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`namespace`, `command_id`)
+);
+--> statement-breakpoint
+CREATE INDEX `docket_commands_created` ON `docket_commands` (`namespace`,`created_at`);--> statement-breakpoint
 CREATE TABLE `docket_definitions` (
 	`namespace` text NOT NULL,
 	`name` text NOT NULL,
@@ -78,6 +88,7 @@ CREATE TABLE `docket_runs` (
 	`policy` text NOT NULL,
 	`events` text NOT NULL,
 	`recovery` text NOT NULL,
+	`trigger_event` text,
 	`fence` integer NOT NULL,
 	`lease_owner` text,
 	`lease_token` integer,

@@ -29,6 +29,7 @@ export interface RunRow {
   policy: string;
   events: string;
   recovery: string;
+  trigger_event: string | null;
   fence: number;
   lease_owner: string | null;
   lease_token: number | null;
@@ -76,6 +77,7 @@ export function runParams(run: RunRecord): RunRow {
     policy: JSON.stringify(run.policy),
     events: JSON.stringify(run.events),
     recovery: run.recovery,
+    trigger_event: json(run.triggerEvent),
     fence: run.fence,
     lease_owner: run.lease?.owner ?? null,
     lease_token: run.lease?.token ?? null,
@@ -114,6 +116,7 @@ export function rowToRun(row: RunRow): RunRecord {
     policy: JSON.parse(row.policy),
     events: JSON.parse(row.events),
     recovery: row.recovery as RunRecord['recovery'],
+    triggerEvent: parse(row.trigger_event),
     fence: row.fence,
     lease:
       row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
@@ -164,8 +167,69 @@ export function rowToHistory(row: HistoryRow): HistoryEntry {
   return entry;
 }
 
+/** A `docket_events` row. */
+export interface EventRow {
+  event_id: string;
+  namespace: string;
+  run_id: string;
+  task_name: string;
+  task_version: string;
+  kind: string;
+  batch_id: string;
+  sequence: number;
+  status: string;
+  delivery_attempt: number;
+  replay_generation: number;
+  revision: number;
+  due_at: number;
+  timestamp: string;
+  query: string;
+  state: string | null;
+  error: string | null;
+  last_error: string | null;
+  lease_owner: string | null;
+  lease_token: number | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+  dead_at: number | null;
+}
+
+/** Rebuilds a `CallbackEventRecord` from its row. */
+export function rowToEvent(row: EventRow): CallbackEventRecord {
+  return {
+    eventId: row.event_id,
+    namespace: row.namespace,
+    runId: row.run_id,
+    taskName: row.task_name,
+    taskVersion: row.task_version,
+    kind: row.kind as CallbackEventRecord['kind'],
+    batchId: row.batch_id,
+    sequence: row.sequence,
+    status: row.status as CallbackEventRecord['status'],
+    deliveryAttempt: row.delivery_attempt,
+    replayGeneration: row.replay_generation,
+    revision: row.revision,
+    dueAt: row.due_at,
+    timestamp: row.timestamp,
+    query: JSON.parse(row.query),
+    state: parse(row.state),
+    error: parse(row.error),
+    lastError: parse(row.last_error),
+    lease:
+      row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
+        ? null
+        : { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deliveredAt: row.delivered_at,
+    deadAt: row.dead_at,
+  };
+}
+
 /** Named parameters for one callback event row. */
-export function eventParams(event: CallbackEventRecord): Record<string, string | number | null> {
+export function eventParams(event: CallbackEventRecord): EventRow {
   return {
     event_id: event.eventId,
     namespace: event.namespace,

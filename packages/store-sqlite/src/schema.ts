@@ -38,6 +38,7 @@ export const docketRuns = sqliteTable(
     policy: text('policy').notNull(),
     events: text('events').notNull(),
     recovery: text('recovery').notNull(),
+    triggerEvent: text('trigger_event'),
     fence: integer('fence').notNull(),
     leaseOwner: text('lease_owner'),
     leaseToken: integer('lease_token'),
@@ -117,4 +118,20 @@ export const docketDefinitions = sqliteTable(
     createdAt: integer('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.namespace, t.name, t.version] })],
+);
+
+/** Operator command receipts: a reused `commandId` returns the first result. */
+export const docketCommands = sqliteTable(
+  'docket_commands',
+  {
+    namespace: text('namespace').notNull(),
+    commandId: text('command_id').notNull(),
+    requestHash: text('request_hash').notNull(),
+    result: text('result').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.commandId] }),
+    index('docket_commands_created').on(t.namespace, t.createdAt),
+  ],
 );

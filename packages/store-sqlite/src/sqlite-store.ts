@@ -1,11 +1,15 @@
 import {
   type CallbackCounts,
+  type CommandPlan,
+  type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
   checkWrite,
   type DefinitionRecord,
   DocketError,
+  type EventPlan,
   type HistoryEntry,
+  type Json,
   type PlanResult,
   type RunRecord,
   type RunWrite,
@@ -20,8 +24,10 @@ import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import type { SQLiteTransaction } from 'drizzle-orm/sqlite-core';
 import { storageFailure } from './errors.js';
+import { claimEvents, listEvents, transactEvent } from './events.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMigrations } from './migrations.js';
+import { collect, runCommand } from './operator-verbs.js';
 import { eventParams, historyParams, type RunRow, rowToHistory, rowToRun, runParams } from './rows.js';
 import { Statements } from './statements.js';
 
@@ -357,6 +363,79 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         .run(() => selectAndApply(s, { ...request, tasks: [] }, true))
         .catch((error) => {
           throw storageFailure(error, 'store.recoverExpired');
+        });
+    },
+
+    claimEvents(request) {
+      const { s, group: g } = live();
+      return g
+        .run(() => claimEvents(s, request))
+        .catch((error) => {
+          throw storageFailure(error, 'store.claimEvents');
+        });
+    },
+
+    transactEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>) {
+      const { s, group: g } = live();
+      return g
+        .run(() => transactEvent(s, namespace, eventId, plan))
+        .catch((error) => {
+          throw storageFailure(error, 'store.transactEvent');
+        });
+    },
+
+    async listEvents(request) {
+      const { s } = live();
+      try {
+        return listEvents(s, request);
+      } catch (error) {
+        throw storageFailure(error, 'store.listEvents');
+      }
+    },
+
+    async listRuns(request) {
+      const { s } = live();
+      try {
+        return s
+          .listRuns(request.namespace, request.taskName, request.status, request.after ?? '', request.limit)
+          .map(rowToRun);
+      } catch (error) {
+        throw storageFailure(error, 'store.listRuns');
+      }
+    },
+
+    runCommand<T extends Json>(namespace: string, command: CommandRequest, plan: CommandPlan<T>) {
+      const { s, group: g } = live();
+      let planError: unknown = NO_ERROR;
+      return g
+        .run(() =>
+          runCommand(
+            s,
+            namespace,
+            command,
+            (current) => {
+              try {
+                return plan(current);
+              } catch (error) {
+                planError = error;
+                throw error;
+              }
+            },
+            (current, write) => applyWrite(s, current, write),
+          ),
+        )
+        .catch((error) => {
+          if (error === planError) throw error;
+          throw storageFailure(error, 'store.runCommand');
+        });
+    },
+
+    collect(request) {
+      const { s, group: g } = live();
+      return g
+        .run(() => collect(s, request))
+        .catch((error) => {
+          throw storageFailure(error, 'operator.maintenance.collect');
         });
     },
 

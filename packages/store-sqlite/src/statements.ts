@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { HistoryRow, RunRow } from './rows.js';
+import type { EventRow, HistoryRow, RunRow } from './rows.js';
 
 const RUN_COLUMNS = [
   'run_id',
@@ -29,6 +29,7 @@ const RUN_COLUMNS = [
   'policy',
   'events',
   'recovery',
+  'trigger_event',
   'fence',
   'lease_owner',
   'lease_token',
@@ -77,7 +78,23 @@ export class Statements {
   private readonly updates = new Map<string, Database.Statement>();
   readonly insertHistory: Database.Statement<[HistoryRow]>;
   readonly selectHistory: Database.Statement<[string], HistoryRow>;
-  readonly insertEvent: Database.Statement<[Record<string, string | number | null>]>;
+  readonly insertEvent: Database.Statement<[EventRow]>;
+  readonly selectEvent: Database.Statement<[string, string], EventRow>;
+  readonly updateEvent: Database.Statement<[EventRow & { expected_revision: number }]>;
+  readonly selectDueEvents: Database.Statement<[string, number, number], EventRow>;
+  readonly selectAbandonedEvents: Database.Statement<[string, number, number], EventRow>;
+  readonly listEvents: Database.Statement<[string, string, string, number], EventRow>;
+  readonly selectCommand: Database.Statement<[string, string], { request_hash: string; result: string }>;
+  readonly insertCommand: Database.Statement<[string, string, string, string, number]>;
+  readonly selectCollectable: Database.Statement<[string, string, string, number], RunRow>;
+  readonly countUnsettled: Database.Statement<[string], { n: number }>;
+  readonly deleteRun: Database.Statement<[string]>;
+  readonly deleteHistory: Database.Statement<[string]>;
+  readonly deleteDeliveredOfRun: Database.Statement<[string]>;
+  readonly deleteDelivered: Database.Statement<[string, number]>;
+  readonly deleteDeadLetters: Database.Statement<[string, number]>;
+  readonly deleteCommands: Database.Statement<[string, number]>;
+  private readonly lists = new Map<string, Database.Statement>();
   readonly countEvents: Database.Statement<[string, string], { status: string; n: number }>;
   readonly selectClaimable: Database.Statement<[string, string, string, number, number], RunRow>;
   readonly selectExpired: Database.Statement<[string, number, number], RunRow>;
@@ -100,6 +117,48 @@ export class Statements {
     this.insertEvent = db.prepare(
       `INSERT OR IGNORE INTO docket_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})`,
     );
+    const eventSets = EVENT_COLUMNS.filter((c) => c !== 'event_id')
+      .map((c) => `${c} = @${c}`)
+      .join(', ');
+    this.selectEvent = db.prepare('SELECT * FROM docket_events WHERE namespace = ? AND event_id = ?');
+    this.updateEvent = db.prepare(
+      `UPDATE docket_events SET ${eventSets} WHERE event_id = @event_id AND revision = @expected_revision`,
+    );
+    this.selectDueEvents = db.prepare(
+      `SELECT * FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = ? AND status IN ('pending', 'retrying') AND due_at <= ? ORDER BY due_at LIMIT ?`,
+    );
+    this.selectAbandonedEvents = db.prepare(
+      `SELECT * FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at LIMIT ?`,
+    );
+    this.listEvents = db.prepare(
+      'SELECT * FROM docket_events WHERE namespace = ? AND status = ? AND event_id > ? ORDER BY event_id LIMIT ?',
+    );
+    this.selectCommand = db.prepare(
+      'SELECT request_hash, result FROM docket_commands WHERE namespace = ? AND command_id = ?',
+    );
+    this.insertCommand = db.prepare(
+      'INSERT INTO docket_commands (namespace, command_id, request_hash, result, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    // Run ids start with their creation time, so a run last changed before the cutoff was created before it too:
+    // the scan walks the primary key up to the cutoff's id prefix instead of needing an index of its own.
+    this.selectCollectable = db.prepare(
+      `SELECT * FROM docket_runs WHERE namespace = ? AND run_id > ? AND run_id < ? ORDER BY run_id LIMIT ?`,
+    );
+    this.countUnsettled = db.prepare(
+      "SELECT count(*) AS n FROM docket_events WHERE run_id = ? AND status IN ('pending', 'retrying', 'delivering')",
+    );
+    this.deleteRun = db.prepare('DELETE FROM docket_runs WHERE run_id = ?');
+    this.deleteHistory = db.prepare('DELETE FROM docket_history WHERE run_id = ?');
+    this.deleteDeliveredOfRun = db.prepare("DELETE FROM docket_events WHERE run_id = ? AND status = 'delivered'");
+    this.deleteDelivered = db.prepare(
+      "DELETE FROM docket_events WHERE namespace = ? AND status = 'delivered' AND delivered_at < ?",
+    );
+    this.deleteDeadLetters = db.prepare(
+      "DELETE FROM docket_events WHERE namespace = ? AND status = 'dead_letter' AND dead_at < ?",
+    );
+    this.deleteCommands = db.prepare('DELETE FROM docket_commands WHERE namespace = ? AND created_at < ?');
     this.countEvents = db.prepare(
       'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
     );
@@ -146,5 +205,24 @@ export class Statements {
     const params: Record<string, unknown> = { run_id: after.run_id, expected_revision: before.revision };
     for (const column of changed) params[column] = after[column as keyof RunRow];
     return statement.run(params).changes;
+  }
+
+  /** Lists runs by id after `after`, filtered by task name and status when given; statements cached per filter. */
+  listRuns(namespace: string, taskName: string | null, status: string | null, after: string, limit: number): RunRow[] {
+    const key = `${taskName !== null}:${status !== null}`;
+    let statement = this.lists.get(key);
+    if (!statement) {
+      const where = ['namespace = @namespace', 'run_id > @after'];
+      if (taskName !== null) where.push('task_name = @task_name');
+      if (status !== null) where.push('status = @status');
+      statement = this.db.prepare(
+        `SELECT * FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id LIMIT @limit`,
+      );
+      this.lists.set(key, statement);
+    }
+    const params: Record<string, unknown> = { namespace, after, limit };
+    if (taskName !== null) params.task_name = taskName;
+    if (status !== null) params.status = status;
+    return statement.all(params) as RunRow[];
   }
 }

@@ -62,6 +62,7 @@ describe('sqliteStore', () => {
     expect(db.prepare(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get()).toEqual({ n: 1 });
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'docket_%'").all();
     expect(tables.map((t) => (t as { name: string }).name).sort()).toEqual([
+      'docket_commands',
       'docket_definitions',
       'docket_events',
       'docket_history',

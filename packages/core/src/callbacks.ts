@@ -1,0 +1,260 @@
+import type { Engine } from './engine.js';
+import type { CallbackContext } from './handlers.js';
+import { deepFreeze } from './json.js';
+import { retryDelayMs } from './retry-policy.js';
+import { emitTelemetry } from './telemetry.js';
+import type { CallbackEventRecord, CallbackKind, CallbackPolicy, RunError } from './types.js';
+
+const HANDLER_OF: Record<CallbackKind, 'onSuccess' | 'onFailure' | 'onBatchSettled'> = {
+  success: 'onSuccess',
+  failure: 'onFailure',
+  batchSettled: 'onBatchSettled',
+};
+
+/**
+ * Claims an event for a delivery attempt: `pending`/`retrying` when due, or `delivering` whose lease expired (the
+ * deliverer died), becomes `delivering` under a new lease with `deliveryAttempt + 1`. Pure; `null` when not claimable.
+ */
+export function claimEvent(event: CallbackEventRecord, owner: string, leaseMs: number, now: number) {
+  const due = (event.status === 'pending' || event.status === 'retrying') && event.dueAt <= now;
+  const abandoned = event.status === 'delivering' && event.lease !== null && event.lease.expiresAt <= now;
+  if (!due && !abandoned) return null;
+  const revision = event.revision + 1;
+  return {
+    ...event,
+    status: 'delivering' as const,
+    deliveryAttempt: event.deliveryAttempt + 1,
+    revision,
+    lease: { owner, token: revision, expiresAt: now + leaseMs },
+    updatedAt: now,
+  };
+}
+
+/** Settles a delivery attempt held under `token`: delivered, or retried with backoff, or a dead letter. Pure. */
+export function settleEvent(
+  event: CallbackEventRecord,
+  token: number,
+  outcome: { ok: true } | { ok: false; error: RunError; random: number },
+  policy: CallbackPolicy,
+  now: number,
+): CallbackEventRecord | null {
+  if (event.status !== 'delivering' || event.lease?.token !== token) return null;
+  const base = { ...event, revision: event.revision + 1, lease: null, updatedAt: now };
+  if (outcome.ok) return { ...base, status: 'delivered', deliveredAt: now, lastError: null };
+  if (event.deliveryAttempt >= policy.attempts) {
+    return { ...base, status: 'dead_letter', deadAt: now, lastError: outcome.error };
+  }
+  const delay = retryDelayMs(policy.backoff, event.deliveryAttempt, outcome.random);
+  return { ...base, status: 'retrying', dueAt: now + delay, lastError: outcome.error };
+}
+
+/** Puts a dead letter back to `pending` for a new series of attempts, `replayGeneration + 1`. Pure. */
+export function replayEvent(event: CallbackEventRecord, now: number): CallbackEventRecord | null {
+  if (event.status !== 'dead_letter') return null;
+  return {
+    ...event,
+    status: 'pending',
+    deliveryAttempt: 0,
+    replayGeneration: event.replayGeneration + 1,
+    revision: event.revision + 1,
+    dueAt: now,
+    deadAt: null,
+    updatedAt: now,
+  };
+}
+
+/** Gives a delivery back at close without a verdict: due again now, the attempt it used stays counted. Pure. */
+export function releaseEvent(event: CallbackEventRecord, token: number, now: number): CallbackEventRecord | null {
+  if (event.status !== 'delivering' || event.lease?.token !== token) return null;
+  return { ...event, status: 'retrying', lease: null, dueAt: now, revision: event.revision + 1, updatedAt: now };
+}
+
+/** The callback delivery loop of one queue: `callbackConcurrency` deliveries at once, retries, dead letters. */
+export class CallbackLoop {
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private readonly inflight = new Map<string, { controller: AbortController; token: number; done: Promise<void> }>();
+  private wakeResolve: (() => void) | null = null;
+  private woken = false;
+  /** The last storage error the loop met, for `health()`. */
+  lastError: unknown = null;
+
+  constructor(private readonly engine: Engine) {}
+
+  /** Deliveries in flight now. */
+  get size(): number {
+    return this.inflight.size;
+  }
+
+  private tasks() {
+    const tasks: { name: string; version: string; kinds: CallbackKind[] }[] = [];
+    for (const task of this.engine.tasks.values()) {
+      const handlers = task.handlers;
+      if (!handlers) continue;
+      const kinds = task.definition.events.filter((kind) => typeof handlers[HANDLER_OF[kind]] === 'function');
+      if (kinds.length > 0) tasks.push({ name: task.definition.name, version: task.definition.version, kinds });
+    }
+    return tasks;
+  }
+
+  /** Wakes the loop (new events were written in this process). */
+  wake(): void {
+    this.woken = true;
+    const resolve = this.wakeResolve;
+    this.wakeResolve = null;
+    resolve?.();
+  }
+
+  /** Starts delivering, when some task of this queue has a callback handler. */
+  start(): void {
+    if (this.tasks().length === 0) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming new deliveries. */
+  async stopClaiming(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopDone;
+  }
+
+  /** Waits for deliveries in flight. */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight.values()].map((d) => d.done));
+  }
+
+  /** Aborts deliveries still running and gives their events back. */
+  async abortAll(): Promise<number> {
+    const count = this.inflight.size;
+    for (const delivery of this.inflight.values()) delivery.controller.abort(new Error('queue closing'));
+    await this.drain();
+    return count;
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeResolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeResolve = null;
+    this.woken = false;
+  }
+
+  private async loop(): Promise<void> {
+    const { engine } = this;
+    const tasks = this.tasks();
+    const owner = `callbacks:${engine.options.runtime.workerId}`;
+    while (this.running) {
+      let claimed = 0;
+      const free = engine.options.runtime.callbackConcurrency - this.inflight.size;
+      if (free > 0) {
+        try {
+          const now = engine.now();
+          const events = await engine.store.claimEvents({
+            namespace: engine.namespace,
+            tasks,
+            limit: free,
+            now,
+            plan: (event) => claimEvent(event, owner, engine.options.protocol.leaseMs, now),
+          });
+          claimed = events.length;
+          for (const event of events) this.deliver(event);
+          this.lastError = null;
+        } catch (error) {
+          this.lastError = error;
+        }
+      }
+      if (!this.running) break;
+      if (claimed > 0 && claimed === free) {
+        await this.sleep(engine.options.protocol.pollMs);
+      } else if (claimed === 0) {
+        await this.sleep(engine.options.protocol.pollMs);
+      }
+    }
+  }
+
+  private deliver(event: CallbackEventRecord): void {
+    const { engine } = this;
+    const task = engine.tasks.get(`${event.taskName}@${event.taskVersion}`);
+    const handler = task?.handlers?.[HANDLER_OF[event.kind]];
+    const token = event.lease?.token ?? 0;
+    const controller = new AbortController();
+    const timeoutMs = task?.definition.policy.timeoutMs ?? 30_000;
+    const done = (async () => {
+      const timer = setTimeout(() => controller.abort(new Error('callback timed out')), timeoutMs);
+      let outcome: { ok: true } | { ok: false; error: RunError; random: number };
+      try {
+        if (typeof handler !== 'function') throw new Error(`no ${HANDLER_OF[event.kind]} handler`);
+        const ctx: CallbackContext<unknown, unknown> = {
+          eventId: event.eventId,
+          kind: event.kind,
+          runId: event.runId,
+          timestamp: event.timestamp,
+          batchId: event.batchId,
+          sequence: event.sequence,
+          query: deepFreeze(event.query),
+          state: deepFreeze(event.state),
+          error: event.error,
+          deliveryAttempt: event.deliveryAttempt,
+          replayGeneration: event.replayGeneration,
+          signal: controller.signal,
+        };
+        await Promise.race([
+          Promise.resolve().then(() => handler.call(task?.handlers, ctx)),
+          new Promise((_, reject) =>
+            controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }),
+          ),
+        ]);
+        outcome = { ok: true };
+      } catch (error) {
+        outcome = { ok: false, error: engine.toRunError(error), random: Math.random() };
+      } finally {
+        clearTimeout(timer);
+      }
+      const closing = controller.signal.aborted && !this.running;
+      try {
+        const written = await engine.store.transactEvent(engine.namespace, event.eventId, (current) => {
+          if (current === null) return { write: null, value: null };
+          const now = engine.now();
+          const write = closing
+            ? releaseEvent(current, token, now)
+            : settleEvent(current, token, outcome, engine.options.defaults.callbackPolicy, now);
+          return { write, value: write };
+        });
+        if (written && !closing) {
+          emitTelemetry(engine.options.telemetry.sink, {
+            type: 'delivery',
+            namespace: engine.namespace,
+            runId: event.runId,
+            eventId: event.eventId,
+            kind: event.kind,
+            deliveryAttempt: event.deliveryAttempt,
+            outcome:
+              written.status === 'delivered'
+                ? 'delivered'
+                : written.status === 'dead_letter'
+                  ? 'dead_letter'
+                  : 'retrying',
+            ...(outcome.ok ? {} : { error: { code: outcome.error.code, message: outcome.error.message } }),
+          });
+        }
+        if (written?.status === 'retrying')
+          setTimeout(() => this.wake(), Math.max(0, written.dueAt - engine.now())).unref?.();
+      } catch (error) {
+        this.lastError = error;
+      }
+    })().finally(() => {
+      this.inflight.delete(event.eventId);
+      this.wake();
+    });
+    this.inflight.set(event.eventId, { controller, token, done });
+  }
+}

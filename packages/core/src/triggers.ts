@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import { formatIssues } from './config.js';
+import type { Engine } from './engine.js';
+import { DocketError } from './errors.js';
+import type { TriggerEvent } from './handlers.js';
+import { assertRunId } from './ids.js';
+import { assertJson, canonicalJson, deepFreeze, JSON_STRUCTURE_LIMITS } from './json.js';
+import { transition } from './state-machine.js';
+import type { RunWrite } from './store.js';
+import type { ReceivedEvent, RunStatus } from './types.js';
+
+/** What `queue.events.deliver` answers. */
+export interface DeliverResult {
+  /** The event fired the waiting run (`waiting -> pending`). A refused event (`failed`) is not accepted. */
+  accepted: boolean;
+  /** The same event (id and content) was already received by this run: nothing changed. */
+  duplicate: boolean;
+  /** The run's status after the call; `null` when there is no such run (or it was collected). */
+  status: RunStatus | null;
+}
+
+const eventSchema = v.strictObject({
+  id: v.pipe(v.string(), v.minLength(1), v.maxBytes(256)),
+  type: v.pipe(v.string(), v.minLength(1), v.maxBytes(128)),
+  payload: v.optional(v.unknown()),
+});
+
+/**
+ * Delivers an event to a run waiting for it: receiving the event and `waiting -> pending` (`EVENT_RECEIVED`) commit
+ * in one transaction. The same id and content again is a duplicate; the same id with other content is
+ * `EVENT_CONFLICT`; a run that is not waiting for an event is never restarted (`accepted: false`). When this queue
+ * has the task's `validateEvent` handler, a refusal fails the run (`TRIGGER_INVALID`).
+ */
+export async function deliverEvent(engine: Engine, runId: string, event: TriggerEvent): Promise<DeliverResult> {
+  const operation = 'events.deliver';
+  assertRunId(runId, operation);
+  const parsed = v.safeParse(eventSchema, event);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.issues);
+    throw new DocketError('CONFIG_INVALID', `invalid event: ${issues[0]?.path}: ${issues[0]?.message}`, {
+      operation,
+      runId,
+      details: { issues },
+    });
+  }
+  if (event.payload !== undefined) {
+    assertJson(
+      event.payload,
+      'event.payload',
+      { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS },
+      operation,
+    );
+  }
+  const received: ReceivedEvent = {
+    id: event.id,
+    type: event.type,
+    hash: createHash('sha256')
+      .update(canonicalJson({ id: event.id, type: event.type, payload: event.payload ?? null }))
+      .digest('hex'),
+  };
+
+  const before = await engine.store.getRun(engine.namespace, runId);
+  if (before === null) return { accepted: false, duplicate: false, status: null };
+  // validateEvent may be async, so it runs before the transaction; the transaction re-checks that the run still waits.
+  let verdict: true | string = true;
+  const validate = engine.tasks.get(`${before.taskName}@${before.taskVersion}`)?.handlers?.validateEvent;
+  if (validate && before.status === 'waiting' && before.triggerEvent === null) {
+    const answer = await validate({ query: deepFreeze(before.query), event: deepFreeze({ ...event }) as TriggerEvent });
+    verdict = answer === true ? true : typeof answer === 'string' && answer.length > 0 ? answer : 'refused';
+  }
+
+  type Outcome =
+    | { kind: 'missing' }
+    | { kind: 'conflict' }
+    | { kind: 'duplicate' | 'ignored'; status: RunStatus }
+    | { kind: 'accepted'; status: RunStatus; write: RunWrite };
+  const outcome = await engine.store.transact<Outcome>(engine.namespace, runId, (_tx, current) => {
+    if (current === null) return { write: null, value: { kind: 'missing' } };
+    if (current.triggerEvent !== null && current.triggerEvent.id === received.id) {
+      return {
+        write: null,
+        value:
+          current.triggerEvent.hash === received.hash
+            ? { kind: 'duplicate', status: current.status }
+            : { kind: 'conflict' },
+      };
+    }
+    const waitsForThis =
+      current.status === 'waiting' &&
+      current.trigger !== null &&
+      'event' in current.trigger &&
+      current.trigger.event === received.type &&
+      current.triggerEvent === null;
+    if (!waitsForThis) return { write: null, value: { kind: 'ignored', status: current.status } };
+    const decision = transition(
+      current,
+      verdict === true
+        ? { type: 'event_received', actor: 'producer', event: received, detail: { eventId: received.id } }
+        : {
+            type: 'event_invalid',
+            actor: 'producer',
+            event: received,
+            detail: { eventId: received.id, reason: verdict },
+          },
+      engine.now(),
+    );
+    if (!decision.ok) return { write: null, value: { kind: 'ignored', status: current.status } };
+    const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+    return { write, value: { kind: 'accepted', status: decision.run.status, write } };
+  });
+
+  switch (outcome.kind) {
+    case 'missing':
+      return { accepted: false, duplicate: false, status: null };
+    case 'conflict':
+      throw new DocketError('EVENT_CONFLICT', `event ${received.id} was already received with other content`, {
+        operation,
+        runId,
+        eventId: received.id,
+      });
+    case 'duplicate':
+      return { accepted: false, duplicate: true, status: outcome.status };
+    case 'ignored':
+      return { accepted: false, duplicate: false, status: outcome.status };
+    case 'accepted':
+      engine.written(outcome.write);
+      return { accepted: outcome.status === 'pending', duplicate: false, status: outcome.status };
+  }
+}

@@ -1,0 +1,56 @@
+import {
+  type CallbackEventRecord,
+  checkEventWrite,
+  type EventPlan,
+  type EventSelectRequest,
+  type ListEventsRequest,
+} from '@docket/core';
+import { eventParams, rowToEvent } from './rows.js';
+import type { Statements } from './statements.js';
+
+/** Writes an event row if its stored revision is still `current`'s. */
+export function writeEvent(s: Statements, current: CallbackEventRecord, next: CallbackEventRecord): void {
+  checkEventWrite(current, next);
+  const changed = s.updateEvent.run({ ...eventParams(next), expected_revision: current.revision }).changes;
+  if (changed !== 1) throw new Error(`internal: event ${current.eventId} moved during its transaction`);
+}
+
+/** Selects due and abandoned callback events of the given tasks and kinds, and writes core's claim for each. */
+export function claimEvents(s: Statements, request: EventSelectRequest): CallbackEventRecord[] {
+  const wanted = (event: CallbackEventRecord) =>
+    request.tasks.some(
+      (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
+    );
+  const rows = [
+    ...s.selectDueEvents.all(request.namespace, request.now, request.limit * 4),
+    ...s.selectAbandonedEvents.all(request.namespace, request.now, request.limit),
+  ];
+  const written: CallbackEventRecord[] = [];
+  for (const row of rows) {
+    if (written.length >= request.limit) break;
+    const event = rowToEvent(row);
+    if (!wanted(event)) continue;
+    const next = request.plan(event);
+    if (next === null) continue;
+    writeEvent(s, event, next);
+    written.push(next);
+  }
+  return written;
+}
+
+/** Runs core's plan for one event and writes what it returns. */
+export function transactEvent<T>(s: Statements, namespace: string, eventId: string, plan: EventPlan<T>): T {
+  const row = s.selectEvent.get(namespace, eventId);
+  const current = row ? rowToEvent(row) : null;
+  const { write, value } = plan(current);
+  if (write !== null) {
+    if (current === null) throw new Error('internal: write for a missing event');
+    writeEvent(s, current, write);
+  }
+  return value;
+}
+
+/** Lists events in one status by id. */
+export function listEvents(s: Statements, request: ListEventsRequest): CallbackEventRecord[] {
+  return s.listEvents.all(request.namespace, request.status, request.after ?? '', request.limit).map(rowToEvent);
+}
