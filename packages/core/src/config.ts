@@ -51,7 +51,7 @@ const optionsSchema = v.strictObject({
   runtime: v.optional(
     v.strictObject({
       mode: v.optional(v.picklist(['all', 'producer', 'consumer'])),
-      concurrency: v.optional(int(1, 1024)),
+      concurrency: v.optional(int(0, 1024)),
       callbackConcurrency: v.optional(int(1, 1024)),
       closeGraceMs: v.optional(int(0, 3_600_000)),
       workerId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(128))),

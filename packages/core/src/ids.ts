@@ -17,12 +17,28 @@ function random10(): string {
 
 /**
  * A new run id: 32 lowercase hex characters, the first 12 the creation time in milliseconds and the other 20 from a
- * cryptographic source (80 bits). Time-ordered ids append at the right edge of every index instead of scattering
+ * cryptographic source (80 bits); ids made by one process are strictly increasing. Time-ordered ids append at the right edge of every index instead of scattering
  * writes over the whole B-tree, which is what keeps inserts cheap on SQLite and PostgreSQL alike.
  */
 export function newRunId(now: number = Date.now()): string {
-  return Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12) + random10();
+  const time = Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12);
+  let id: string;
+  if (time === lastTime) {
+    // Same millisecond in this process: keep ids in creation order by counting up from the last one. (After a clock
+    // step backwards ids restart from the new time: the prefix always tells when a run was created.)
+    const next = (BigInt(`0x${lastRandom}`) + 1n).toString(16).padStart(20, '0').slice(-20);
+    id = lastTime + next;
+    lastRandom = next;
+  } else {
+    lastRandom = random10();
+    lastTime = time;
+    id = time + lastRandom;
+  }
+  return id;
 }
+
+let lastTime = '';
+let lastRandom = '';
 
 /** Throws `JSON_INVALID` unless `runId` is a well-formed run id. */
 export function assertRunId(runId: unknown, operation: string): asserts runId is string {

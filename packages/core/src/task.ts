@@ -311,6 +311,15 @@ export function createBatchTask<Q, S>(
         engine.stopLocal(runId, 'cancelled');
         return info(current);
       }
+      if (current.status === 'running' && current.lease !== null && current.lease.expiresAt <= engine.now()) {
+        // Its worker died: recover it here rather than wait for a sweep (a restarted one-shot consumer relies on it).
+        await settle(engine, runId, {
+          type: 'lease_expired',
+          actor: engine.workerActor,
+          recoveryLimit: engine.options.protocol.recoveryLimit,
+        });
+        continue;
+      }
       if (current.status === 'running') return info(current);
       const now = engine.now();
       const claimable =

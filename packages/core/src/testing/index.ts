@@ -1,13 +1,20 @@
 import { describe } from 'vitest';
 import { budgetsSuite } from './budgets.js';
+import { callbacksSuite } from './callbacks.js';
+import { checksSuite } from './checks.js';
 import { claimsSuite } from './claims.js';
+import { deadlinesSuite } from './deadlines.js';
 import type { HarnessFactory } from './harness.js';
 import { historySuite } from './history.js';
 import { idempotencySuite } from './idempotency.js';
 import { leasesSuite } from './leases.js';
+import { operatorSuite } from './operator.js';
+import { retentionSuite } from './retention.js';
 import { rollbackSuite } from './rollback.js';
 import { shutdownSuite } from './shutdown.js';
+import { taskRunSuite } from './task-run.js';
 import { transitionsSuite } from './transitions.js';
+import { triggersSuite } from './triggers.js';
 
 export { memoryStore } from '../memory-store.js';
 export {
@@ -37,7 +44,14 @@ export type ConformanceArea =
   | 'rollback'
   | 'history'
   | 'budgets'
-  | 'shutdown';
+  | 'shutdown'
+  | 'triggers'
+  | 'checks'
+  | 'deadlines'
+  | 'taskRun'
+  | 'callbacks'
+  | 'operator'
+  | 'retention';
 
 const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
   idempotency: idempotencySuite,
@@ -48,6 +62,13 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   history: historySuite,
   budgets: budgetsSuite,
   shutdown: shutdownSuite,
+  triggers: triggersSuite,
+  checks: checksSuite,
+  deadlines: deadlinesSuite,
+  taskRun: taskRunSuite,
+  callbacks: callbacksSuite,
+  operator: operatorSuite,
+  retention: retentionSuite,
 };
 
 /** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */

@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CallbackContext } from '../handlers.js';
+import type { Queue } from '../queue.js';
+import type { TelemetryEvent } from '../telemetry.js';
+import { type ConformanceHarness, type HarnessFactory, openQueue, waitFor, waitForStatus } from './harness.js';
+
+/** Callback delivery: retries, counts, dead letters, replay, telemetry. */
+export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('callbacks', () => {
+    let h: ConformanceHarness<Tx>;
+    let queue: Queue<Tx> | undefined;
+    afterEach(async () => {
+      await queue?.close();
+      queue = undefined;
+      await h?.cleanup();
+    });
+
+    const fast = { defaults: { callbackPolicy: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 } } } };
+
+    it('delivers a callback that fails twice then succeeds three times, counted once as delivered', async () => {
+      h = await factory();
+      const deliveries: CallbackContext<unknown, unknown>[] = [];
+      const telemetry: TelemetryEvent[] = [];
+      const opened = await openQueue(
+        h.store,
+        { name: 'notify', version: '1', events: ['success'] },
+        {
+          execute: (ctx) => ctx.end(),
+          onSuccess(ctx) {
+            deliveries.push(ctx);
+            if (ctx.deliveryAttempt < 3) throw new Error(`not yet ${ctx.deliveryAttempt}`);
+          },
+        },
+        { ...fast, telemetry: { sink: (event) => telemetry.push(event) } },
+      );
+      queue = opened.queue;
+      const { runId } = await opened.task.start({ query: { n: 1 } });
+      await waitForStatus(opened.task, runId, 'success');
+      const info = await waitFor(async () => {
+        const current = await opened.task.get(runId);
+        return current?.callbacks.delivered === 1 ? current : null;
+      }, 'the callback to be delivered');
+      expect(info.callbacks).toEqual({ pending: 0, delivered: 1, deadLetters: 0 });
+      expect(deliveries.map((d) => d.deliveryAttempt)).toEqual([1, 2, 3]);
+      expect(new Set(deliveries.map((d) => d.eventId))).toEqual(new Set([`${runId}:1:success`]));
+      expect(deliveries[0]).toMatchObject({
+        kind: 'success',
+        runId,
+        batchId: `${runId}:1`,
+        sequence: 1,
+        query: { n: 1 },
+        replayGeneration: 0,
+      });
+      const outcomes = telemetry.filter((e) => e.type === 'delivery').map((e) => (e as { outcome: string }).outcome);
+      expect(outcomes).toEqual(['retrying', 'retrying', 'delivered']);
+      expect(
+        telemetry.filter((e) => e.type === 'transition').map((e) => (e as { entry: { reason: string } }).entry.reason),
+      ).toEqual(['STARTED', 'CLAIMED', 'COMPLETED']);
+    });
+
+    it('dead-letters a callback that always fails after its attempts, and replays it with replayGeneration 1', async () => {
+      h = await factory();
+      let fail = true;
+      const generations: number[] = [];
+      const opened = await openQueue(
+        h.store,
+        { name: 'broken', version: '1', events: ['failure'], policy: { attempts: 1 } },
+        {
+          execute() {
+            throw new Error('business failed');
+          },
+          onFailure(ctx) {
+            generations.push(ctx.replayGeneration);
+            if (fail) throw new Error('webhook down');
+          },
+        },
+        fast,
+      );
+      queue = opened.queue;
+      const { runId } = await opened.task.start({ query: null });
+      await waitForStatus(opened.task, runId, 'failed');
+      await waitFor(async () => (await opened.task.get(runId))?.callbacks.deadLetters === 1, 'a dead letter');
+      const { items, nextCursor } = await opened.queue.operator.deadLetters.list();
+      expect(nextCursor).toBeNull();
+      expect(items).toHaveLength(1);
+      const dead = items[0]!;
+      expect(dead).toMatchObject({ eventId: `${runId}:1:failure`, runId, kind: 'failure', deliveryAttempt: 3 });
+      expect(dead.error?.message).toBe('webhook down');
+      fail = false;
+      const replay = await opened.queue.operator.deadLetters.replay({
+        eventId: dead.eventId,
+        expectedRevision: dead.revision,
+        reason: 'webhook fixed',
+        commandId: 'replay-1',
+      });
+      expect(replay).toMatchObject({ kind: 'applied', status: 'pending', changed: true });
+      await waitFor(
+        async () => (await opened.task.get(runId))?.callbacks.delivered === 1,
+        'the replay to be delivered',
+      );
+      expect(generations).toEqual([0, 0, 0, 1]);
+      expect((await opened.queue.operator.deadLetters.list()).items).toEqual([]);
+    });
+
+    it('emits a batchSettled event per committed page', async () => {
+      h = await factory();
+      const sequences: number[] = [];
+      const opened = await openQueue(
+        h.store,
+        { name: 'pages', version: '1', events: ['batchSettled'] },
+        {
+          execute: (ctx) => (ctx.page < 3 ? ctx.next({ p: ctx.page }) : ctx.end()),
+          onBatchSettled(ctx) {
+            sequences.push(ctx.sequence);
+          },
+        },
+        fast,
+      );
+      queue = opened.queue;
+      const { runId } = await opened.task.start({ query: null });
+      await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 3, 'three deliveries');
+      expect(sequences.sort()).toEqual([1, 2, 3]);
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Queue } from '../queue.js';
+import {
+  type ConformanceHarness,
+  type HarnessFactory,
+  manualClock,
+  openQueue,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
+
+/** Deadlines: in flight the signal aborts; a commit after the deadline is refused. */
+export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('deadlines', () => {
+    let h: ConformanceHarness<Tx>;
+    let queue: Queue<Tx> | undefined;
+    afterEach(async () => {
+      await queue?.close();
+      queue = undefined;
+      await h?.cleanup();
+    });
+
+    it('aborts the page in flight at the deadline and cancels the run (DEADLINE)', async () => {
+      h = await factory();
+      let aborted = false;
+      const opened = await openQueue(
+        h.store,
+        { name: 'slow', version: '1', limits: { deadlineMs: 80 } },
+        {
+          async execute(ctx) {
+            await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+            aborted = true;
+            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+          },
+        },
+      );
+      queue = opened.queue;
+      const { runId } = await opened.task.start({ query: null });
+      const info = await waitForStatus(opened.task, runId, 'cancelled');
+      expect(info.reason).toBe('DEADLINE');
+      expect(info.limits.deadlineAt).not.toBeNull();
+      await waitFor(() => aborted, 'the signal to abort');
+      expect(await h.countAppRows(runId)).toBe(0);
+    });
+
+    it('refuses a commit that arrives after the deadline, writing no effect', async () => {
+      h = await factory();
+      const clock = manualClock();
+      const opened = await openQueue(
+        h.store,
+        { name: 'late', version: '1' },
+        {
+          execute(ctx) {
+            clock.advance(10_000); // the page took longer than the deadline allowed
+            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+          },
+        },
+        { clock },
+      );
+      queue = opened.queue;
+      const { runId } = await opened.task.start({ query: null, limits: { deadlineAt: new Date(clock.now() + 5_000) } });
+      const info = await waitForStatus(opened.task, runId, 'cancelled');
+      expect(info.reason).toBe('DEADLINE');
+      expect(await h.countAppRows(runId)).toBe(0);
+      expect((await opened.task.history(runId)).map((e) => e.reason)).toEqual(['STARTED', 'CLAIMED', 'DEADLINE']);
+    });
+  });
+}

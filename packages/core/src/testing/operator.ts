@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isDocketError } from '../errors.js';
+import type { Queue } from '../queue.js';
+import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
+
+/** The operator API: listing with cursors, pause/resume/cancel with revisions and command receipts. */
+export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('operator', () => {
+    let h: ConformanceHarness<Tx>;
+    const queues: Queue<Tx>[] = [];
+    afterEach(async () => {
+      for (const q of queues.splice(0)) await q.close();
+      await h?.cleanup();
+    });
+
+    async function producer(name = 'ops') {
+      const opened = await openQueue(h.store, { name, version: '1' }, undefined, { runtime: { mode: 'producer' } });
+      queues.push(opened.queue);
+      return opened;
+    }
+
+    it('lists runs by task and status with cursors, and refuses a foreign cursor', async () => {
+      h = await factory();
+      const a = await producer('list-a');
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await a.task.start({ query: i })).runId);
+      await a.task.cancel(ids[1]!);
+      const op = a.queue.operator;
+      const first = await op.runs.list({ taskName: 'list-a', limit: 2 });
+      expect(first.items.map((r) => r.runId)).toEqual(ids.slice(0, 2));
+      const second = await op.runs.list({ taskName: 'list-a', limit: 2, cursor: first.nextCursor! });
+      expect(second.items.map((r) => r.runId)).toEqual(ids.slice(2, 4));
+      const third = await op.runs.list({ taskName: 'list-a', limit: 2, cursor: second.nextCursor! });
+      expect(third).toMatchObject({ nextCursor: null });
+      expect(third.items.map((r) => r.runId)).toEqual([ids[4]]);
+      const cancelled = await op.runs.list({ status: 'cancelled' });
+      expect(cancelled.items.map((r) => r.runId)).toEqual([ids[1]]);
+      for (const cursor of ['nonsense', first.nextCursor!]) {
+        const error = await op.runs.list({ status: 'pending', cursor }).catch((e: unknown) => e);
+        expect(isDocketError(error, 'CURSOR_INVALID')).toBe(true);
+      }
+      const bad = await op.runs.list({ limit: 500 }).catch((e: unknown) => e);
+      expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
+    });
+
+    it('pauses, resumes and cancels with expectedRevision, and answers a reused commandId with its first result', async () => {
+      h = await factory();
+      const { task, queue } = await producer();
+      const op = queue.operator;
+      const { runId } = await task.start({ query: null });
+      const paused = await op.runs.pause({ runId, expectedRevision: 1, reason: 'investigate', commandId: 'c1' });
+      expect(paused).toEqual({ kind: 'applied', runId, revision: 2, status: 'paused', changed: true });
+      expect(await op.runs.pause({ runId, expectedRevision: 1, reason: 'investigate', commandId: 'c1' })).toEqual(
+        paused,
+      );
+      const conflict = await op.runs
+        .pause({ runId, expectedRevision: 1, reason: 'other text', commandId: 'c1' })
+        .catch((e: unknown) => e);
+      expect(isDocketError(conflict, 'COMMAND_CONFLICT')).toBe(true);
+      const stale = await op.runs
+        .resume({ runId, expectedRevision: 1, reason: 'go', commandId: 'c2' })
+        .catch((e: unknown) => e);
+      expect(isDocketError(stale, 'REVISION_CONFLICT')).toBe(true);
+      expect(await op.runs.resume({ runId, expectedRevision: 2, reason: 'go', commandId: 'c2' })).toMatchObject({
+        kind: 'applied',
+        status: 'pending',
+        revision: 3,
+      });
+      expect(await op.runs.resume({ runId, expectedRevision: 3, reason: 'again', commandId: 'c3' })).toMatchObject({
+        kind: 'noop',
+        changed: false,
+      });
+      const cancelled = await op.runs.cancel({ runId, expectedRevision: 3, reason: 'wrong release', commandId: 'c4' });
+      expect(cancelled).toMatchObject({ kind: 'applied', status: 'cancelled', revision: 4 });
+      expect(await op.runs.cancel({ runId, expectedRevision: 4, reason: 'again', commandId: 'c5' })).toMatchObject({
+        kind: 'noop',
+        status: 'cancelled',
+      });
+      const last = (await task.history(runId)).at(-1);
+      expect(last).toMatchObject({ reason: 'OPERATOR_STOP', actor: 'operator', detail: { reason: 'wrong release' } });
+      expect(
+        await op.runs.cancel({ runId: 'd'.repeat(32), expectedRevision: 1, reason: 'x', commandId: 'c6' }),
+      ).toEqual({
+        kind: 'not_found',
+        runId: 'd'.repeat(32),
+      });
+      for (const bad of [
+        { runId, expectedRevision: 0, reason: 'x', commandId: 'c7' },
+        { runId, expectedRevision: 4, reason: '', commandId: 'c7' },
+        { runId, expectedRevision: 4, reason: 'x', commandId: 'c'.repeat(129) },
+        { runId, expectedRevision: 4, reason: 'x'.repeat(1025), commandId: 'c7' },
+      ]) {
+        const error = await op.runs.pause(bad).catch((e: unknown) => e);
+        expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+      }
+    });
+
+    it('pauses a running page to pausing, which becomes paused when the page settles; resume continues it', async () => {
+      h = await factory();
+      let release!: () => void;
+      let gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const opened = await openQueue(
+        h.store,
+        { name: 'pausable', version: '1' },
+        {
+          async execute(ctx) {
+            await gate;
+            return ctx.page < 2 ? ctx.next({ p: 1 }) : ctx.end();
+          },
+        },
+      );
+      queues.push(opened.queue);
+      const op = opened.queue.operator;
+      const { runId } = await opened.task.start({ query: null });
+      const running = await waitForStatus(opened.task, runId, 'running');
+      const pausing = await op.runs.pause({
+        runId,
+        expectedRevision: running.revision,
+        reason: 'hold',
+        commandId: 'p1',
+      });
+      expect(pausing).toMatchObject({ status: 'pausing' });
+      release();
+      const paused = await waitForStatus(opened.task, runId, 'paused');
+      expect(paused).toMatchObject({ page: 2, reason: 'PAUSED' });
+      await sleep(40);
+      expect((await opened.task.get(runId))?.status).toBe('paused');
+      gate = Promise.resolve();
+      await op.runs.resume({ runId, expectedRevision: paused.revision, reason: 'go on', commandId: 'p2' });
+      await waitForStatus(opened.task, runId, 'success');
+    });
+
+    it('reports health ready for a ready queue and unavailable after close', async () => {
+      h = await factory();
+      const { queue } = await producer();
+      expect(await queue.operator.health()).toEqual({ status: 'ready', reasons: [] });
+      await queue.close();
+      const health = await queue.operator.health();
+      expect(health.status).toBe('unavailable');
+    });
+  });
+}

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Queue } from '../queue.js';
+import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor } from './harness.js';
+
+/** task.run: waiting windows, one winner, caller cancellation, operator stops from elsewhere. */
+export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('task.run', () => {
+    let h: ConformanceHarness<Tx>;
+    const queues: Queue<Tx>[] = [];
+    afterEach(async () => {
+      for (const q of queues.splice(0)) await q.close();
+      await h?.cleanup();
+    });
+
+    /** A queue whose only executor is `task.run` (`concurrency: 0`), unless `concurrency` says otherwise. */
+    async function runner(handlers: Parameters<typeof openQueue<Tx>>[2], concurrency = 0) {
+      const opened = await openQueue(h.store, { name: 'manual', version: '1' }, handlers, {
+        protocol: { pollMs: 20 },
+        runtime: { concurrency },
+      });
+      queues.push(opened.queue);
+      return opened;
+    }
+
+    it('waits within its window for the trigger time, then runs to success', async () => {
+      h = await factory();
+      const producer = await openQueue(h.store, { name: 'manual', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null, trigger: { at: new Date(Date.now() + 150) } });
+      const { task } = await runner({ execute: (ctx) => (ctx.page < 2 ? ctx.next() : ctx.end()) });
+      const before = Date.now();
+      const info = await task.run(runId, { waitMs: 5_000 });
+      expect(info).toMatchObject({ status: 'success', page: 2 });
+      expect(Date.now() - before).toBeGreaterThanOrEqual(100);
+    });
+
+    it('leaves a waiting run waiting when the window ends first', async () => {
+      h = await factory();
+      const { task } = await runner({ execute: (ctx) => ctx.end() });
+      const { runId } = await task.start({ query: null, trigger: { event: 'never' } });
+      const info = await task.run(runId, { waitMs: 60 });
+      expect(info).toMatchObject({ status: 'waiting', revision: 1 });
+    });
+
+    it('lets only one of several concurrent callers execute the run', async () => {
+      h = await factory();
+      let executed = 0;
+      const producer = await openQueue(h.store, { name: 'manual', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(producer.queue);
+      const { runId } = await producer.task.start({ query: null, trigger: { event: 'go' } });
+      const { task } = await runner({
+        async execute(ctx) {
+          executed++;
+          await sleep(30);
+          return ctx.end();
+        },
+      });
+      const callers = [
+        task.run(runId, { waitMs: 3000 }),
+        task.run(runId, { waitMs: 3000 }),
+        task.run(runId, { waitMs: 3000 }),
+      ];
+      await sleep(30);
+      await producer.queue.events.deliver(runId, { id: 'go-1', type: 'go' });
+      const results = await Promise.all(callers);
+      expect(executed).toBe(1);
+      expect(results.some((r) => r?.status === 'success')).toBe(true);
+      await waitFor(async () => (await task.get(runId))?.status === 'success', 'the run to succeed');
+    });
+
+    it('cancels with CALLER_CANCELLED when the caller aborts during a page, and writes no effect', async () => {
+      h = await factory();
+      let started = false;
+      const { task } = await runner({
+        async execute(ctx) {
+          started = true;
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+          return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+        },
+      });
+      const { runId } = await task.start({ query: null, trigger: { event: 'go' } });
+      const controller = new AbortController();
+      const running = task.run(runId, { signal: controller.signal, waitMs: 5000 });
+      await sleep(20);
+      await (queues[0] as Queue<Tx>).events.deliver(runId, { id: 'go', type: 'go' });
+      await waitFor(() => started, 'the page to start');
+      controller.abort();
+      const info = await running;
+      expect(info).toMatchObject({ status: 'cancelled', reason: 'CALLER_CANCELLED' });
+      expect(await h.countAppRows(runId)).toBe(0);
+    });
+
+    it('cancels a waiting run with CALLER_CANCELLED when the caller aborts while it waits', async () => {
+      h = await factory();
+      const { task } = await runner({ execute: (ctx) => ctx.end() });
+      const { runId } = await task.start({ query: null, trigger: { event: 'never' } });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 40);
+      const info = await task.run(runId, { signal: controller.signal, waitMs: 5000 });
+      expect(info).toMatchObject({ status: 'cancelled', reason: 'CALLER_CANCELLED' });
+    });
+
+    it('refuses the commit of a page in flight after a persisted operator stop from another queue', async () => {
+      h = await factory();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started = false;
+      const worker = await runner(
+        {
+          async execute(ctx) {
+            started = true;
+            await gate; // ignores the signal: only the commit-time re-check can stop it
+            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+          },
+        },
+        4,
+      );
+      const { runId } = await worker.task.start({ query: null });
+      await waitFor(() => started, 'the page to start');
+      const operatorQueue = await openQueue(h.secondStore(), { name: 'manual', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(operatorQueue.queue);
+      const current = await operatorQueue.task.get(runId);
+      const stop = await operatorQueue.queue.operator.runs.cancel({
+        runId,
+        expectedRevision: current?.revision ?? 0,
+        reason: 'release withdrawn',
+        commandId: 'stop-1',
+      });
+      expect(stop).toMatchObject({ kind: 'applied', status: 'cancelled' });
+      release();
+      await sleep(60);
+      expect(await h.countAppRows(runId)).toBe(0);
+      const info = await worker.task.get(runId);
+      expect(info).toMatchObject({ status: 'cancelled', reason: 'OPERATOR_STOP' });
+      expect((await worker.task.history(runId)).at(-1)?.detail).toMatchObject({ reason: 'release withdrawn' });
+    });
+  });
+}

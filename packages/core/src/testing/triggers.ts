@@ -1,0 +1,171 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isDocketError } from '../errors.js';
+import type { Queue } from '../queue.js';
+import {
+  type ConformanceHarness,
+  type HarnessFactory,
+  manualClock,
+  openQueue,
+  sleep,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
+
+/** Time and event triggers: never early, one transaction per event, duplicates and conflicts, no restarts. */
+export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describe('triggers', () => {
+    let h: ConformanceHarness<Tx>;
+    const queues: Queue<Tx>[] = [];
+    afterEach(async () => {
+      for (const q of queues.splice(0)) await q.close();
+      await h?.cleanup();
+    });
+
+    it('waits for a time trigger, never runs early, then fires with TIME_REACHED', async () => {
+      h = await factory();
+      const clock = manualClock();
+      let executed = 0;
+      const opened = await openQueue(
+        h.store,
+        { name: 'timed', version: '1' },
+        {
+          execute(ctx) {
+            executed++;
+            return ctx.end();
+          },
+        },
+        { clock },
+      );
+      queues.push(opened.queue);
+      const at = new Date(clock.now() + 60_000);
+      const { runId } = await opened.task.start({ query: null, trigger: { at } });
+      const waiting = await opened.task.get(runId);
+      expect(waiting).toMatchObject({ status: 'waiting', trigger: { at: at.toISOString() }, dueAt: at.toISOString() });
+      await sleep(60);
+      expect(executed).toBe(0);
+      clock.advance(59_000);
+      await sleep(60);
+      expect((await opened.task.get(runId))?.status).toBe('waiting');
+      clock.advance(1_000);
+      await waitForStatus(opened.task, runId, 'success');
+      expect(executed).toBe(1);
+      const reasons = (await opened.task.history(runId)).map((e) => e.reason);
+      expect(reasons).toEqual(['STARTED', 'TIME_REACHED', 'CLAIMED', 'COMPLETED']);
+    });
+
+    it('fires an event trigger once; a duplicate changes nothing; other content is EVENT_CONFLICT', async () => {
+      h = await factory();
+      let executed = 0;
+      const opened = await openQueue(
+        h.store,
+        { name: 'evented', version: '1' },
+        {
+          execute(ctx) {
+            executed++;
+            return ctx.end();
+          },
+        },
+      );
+      queues.push(opened.queue);
+      const { runId } = await opened.task.start({ query: { release: 'R1' }, trigger: { event: 'release.ready' } });
+      await sleep(40);
+      expect((await opened.task.get(runId))?.status).toBe('waiting');
+      expect(executed).toBe(0);
+      const event = { id: 'e1', type: 'release.ready', payload: { release: 'R1' } };
+      expect(await opened.queue.events.deliver(runId, event)).toMatchObject({ accepted: true, duplicate: false });
+      await waitForStatus(opened.task, runId, 'success');
+      const revision = (await opened.task.get(runId))?.revision;
+      expect(await opened.queue.events.deliver(runId, event)).toEqual({
+        accepted: false,
+        duplicate: true,
+        status: 'success',
+      });
+      const conflict = await opened.queue.events
+        .deliver(runId, { ...event, payload: { release: 'R2' } })
+        .catch((e: unknown) => e);
+      expect(isDocketError(conflict, 'EVENT_CONFLICT')).toBe(true);
+      expect((await opened.task.get(runId))?.revision).toBe(revision);
+      expect(executed).toBe(1);
+      const history = await opened.task.history(runId);
+      expect(history.map((e) => e.reason)).toEqual(['STARTED', 'EVENT_RECEIVED', 'CLAIMED', 'COMPLETED']);
+      expect(history[1]?.detail).toMatchObject({ eventId: 'e1' });
+    });
+
+    it('never restarts a run that is not waiting, and ignores another event type', async () => {
+      h = await factory();
+      const opened = await openQueue(h.store, { name: 'evented', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(opened.queue);
+      const { runId } = await opened.task.start({ query: null, trigger: { event: 'go' } });
+      expect(await opened.queue.events.deliver(runId, { id: 'x', type: 'other' })).toEqual({
+        accepted: false,
+        duplicate: false,
+        status: 'waiting',
+      });
+      expect(await opened.task.cancel(runId)).toMatchObject({ status: 'cancelled', changed: true });
+      expect(await opened.queue.events.deliver(runId, { id: 'e2', type: 'go' })).toEqual({
+        accepted: false,
+        duplicate: false,
+        status: 'cancelled',
+      });
+      expect(await opened.queue.events.deliver('e'.repeat(32), { id: 'e3', type: 'go' })).toEqual({
+        accepted: false,
+        duplicate: false,
+        status: null,
+      });
+      expect((await opened.task.history(runId)).map((e) => e.reason)).toEqual(['STARTED', 'CANCELLED']);
+    });
+
+    it('fails the waiting run with TRIGGER_INVALID when validateEvent refuses, without executing it', async () => {
+      h = await factory();
+      let executed = 0;
+      const opened = await openQueue<Tx, { release: string }>(
+        h.store,
+        { name: 'scoped', version: '1' },
+        {
+          execute(ctx) {
+            executed++;
+            return ctx.end();
+          },
+          validateEvent: ({ query, event }) =>
+            (event.payload as { release?: string } | undefined)?.release === query.release || 'release does not match',
+        },
+      );
+      queues.push(opened.queue);
+      const { runId } = await opened.task.start({ query: { release: 'R1' }, trigger: { event: 'ready' } });
+      const result = await opened.queue.events.deliver(runId, { id: 'bad', type: 'ready', payload: { release: 'R9' } });
+      expect(result).toEqual({ accepted: false, duplicate: false, status: 'failed' });
+      const info = await opened.task.get(runId);
+      expect(info).toMatchObject({ status: 'failed', reason: 'TRIGGER_INVALID' });
+      expect((await opened.task.history(runId)).at(-1)?.detail).toMatchObject({ reason: 'release does not match' });
+      await sleep(30);
+      expect(executed).toBe(0);
+      // The same event again is recognised; a valid one cannot restart the failed run.
+      expect(
+        (await opened.queue.events.deliver(runId, { id: 'bad', type: 'ready', payload: { release: 'R9' } })).duplicate,
+      ).toBe(true);
+      expect(
+        (await opened.queue.events.deliver(runId, { id: 'good', type: 'ready', payload: { release: 'R1' } })).accepted,
+      ).toBe(false);
+    });
+
+    it('refuses a malformed event with CONFIG_INVALID and changes nothing', async () => {
+      h = await factory();
+      const opened = await openQueue(h.store, { name: 'evented', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(opened.queue);
+      const { runId } = await opened.task.start({ query: null, trigger: { event: 'go' } });
+      for (const bad of [{ id: '', type: 'go' }, { id: 'a' }, { id: 'a', type: 'go', extra: 1 }]) {
+        const error = await opened.queue.events.deliver(runId, bad as never).catch((e: unknown) => e);
+        expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+      }
+      const notJson = await opened.queue.events
+        .deliver(runId, { id: 'a', type: 'go', payload: { when: new Date() } as never })
+        .catch((e: unknown) => e);
+      expect(isDocketError(notJson, 'JSON_INVALID')).toBe(true);
+      await waitFor(async () => (await h.raw.run(runId))?.revision === 1, 'run unchanged');
+    });
+  });
+}
