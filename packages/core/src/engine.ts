@@ -163,10 +163,11 @@ export class Engine {
   }
 
   /** A short detail object for history, from a check's answer. */
-  checkDetail(result: { reason?: string; detail?: Json }): Json {
+  checkDetail(result: unknown): Json {
+    const answer = (result ?? {}) as { reason?: unknown; detail?: Json };
     const detail: Record<string, Json> = {};
-    if (result.reason !== undefined) detail.reason = String(result.reason);
-    if (result.detail !== undefined) detail.detail = result.detail;
+    if (answer.reason !== undefined) detail.reason = String(answer.reason);
+    if (answer.detail !== undefined) detail.detail = answer.detail;
     return detail;
   }
 }

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { commitDecision, commitGate, holdsLease, planModelCall } from './commit-policy.js';
 import { formatIssues } from './config.js';
 import {
   abortError,
@@ -44,10 +45,6 @@ export async function settle(engine: Engine, runId: string, input: TransitionInp
     });
 }
 
-function holds(current: RunRecord | null, token: number): current is RunRecord {
-  return current !== null && current.fence === token && (current.status === 'running' || current.status === 'pausing');
-}
-
 /**
  * Executes one claimed page of `run` to its settle: the claim-time check, the handler under its timeout, deadline,
  * heartbeat and signal, then the commit (re-checks, check at commit, effect, write) or the failure transition.
@@ -73,7 +70,7 @@ export async function executePage(
     let verdict: 'ok' | 'blocked' | 'lost';
     try {
       verdict = await engine.store.transact(engine.namespace, run.runId, (tx, current) => {
-        if (!holds(current, token)) return { write: null, value: 'lost' as const };
+        if (!holdsLease(current, token)) return { write: null, value: 'lost' as const };
         return step(
           check({ runId: run.runId, query, state, phase: 'claim', tx }),
           allowAsync,
@@ -87,7 +84,7 @@ export async function executePage(
                 actor,
                 phase: 'claim',
                 leaseToken: token,
-                detail: engine.checkDetail(result ?? {}),
+                detail: engine.checkDetail(result),
               },
               engine.now(),
             );
@@ -214,44 +211,21 @@ async function commit(engine: Engine, task: RegisteredTask, run: RunRecord, toke
   const check = task.handlers?.check;
   try {
     const write = await engine.store.transact<RunWrite | null>(engine.namespace, run.runId, (tx, current) => {
-      if (!holds(current, token)) return { write: null, value: null };
       const now = engine.now();
-      if (current.deadlineAt !== null && current.deadlineAt <= now) {
-        const w = decide(current, { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }, now);
-        return { write: w, value: w };
-      }
+      const gate = commitGate(current, token, actor, now);
+      if (gate.kind === 'lost') return { write: null, value: null };
+      if (gate.kind === 'deadline') return { write: gate.write, value: gate.write };
+      const held = gate.run;
       const checked = check
-        ? check({
-            runId: run.runId,
-            query: frozenCopy(current.query),
-            state: frozenCopy(current.state),
-            phase: 'commit',
-            tx,
-          })
+        ? check({ runId: run.runId, query: frozenCopy(held.query), state: frozenCopy(held.state), phase: 'commit', tx })
         : ({ ok: true } as CheckResult);
       return step(checked, allowAsync, 'check', (result: CheckResult) => {
-        if (result?.ok !== true) {
-          const w = decide(
-            current,
-            {
-              type: 'check_failed',
-              actor,
-              phase: 'commit',
-              leaseToken: token,
-              detail: engine.checkDetail(result ?? {}),
-            },
-            now,
-          );
-          return { write: w, value: w };
-        }
-        return step(control.effect ? control.effect(tx) : undefined, allowAsync, 'effect', () => {
-          const input: TransitionInput =
-            control.kind === 'next'
-              ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
-              : { type: 'settle_end', actor, leaseToken: token };
-          const w = decide(current, input, now);
-          return { write: w, value: w };
-        });
+        const decided = commitDecision(held, token, actor, control, result, engine.checkDetail(result), now);
+        if (decided.kind === 'blocked') return { write: decided.write, value: decided.write };
+        return step(control.effect ? control.effect(tx) : undefined, allowAsync, 'effect', () => ({
+          write: decided.write,
+          value: decided.write,
+        }));
       });
     });
     engine.written(write);
@@ -309,7 +283,7 @@ async function settleStop(engine: Engine, runId: string, token: number, reason: 
 async function renewLease(engine: Engine, runId: string, token: number): Promise<void> {
   try {
     const held = await engine.store.transact(engine.namespace, runId, (_tx, current) => {
-      if (!holds(current, token) || current.lease === null) {
+      if (!holdsLease(current, token) || current.lease === null) {
         return { write: null, value: current?.status === 'cancelled' ? ('cancelled' as const) : ('lost' as const) };
       }
       const run = {
@@ -350,35 +324,16 @@ async function callModel(
   request: ModelRequest,
 ) {
   if (flight.controller.signal.aborted) throw flight.controller.signal.reason;
-  const verdict = await engine.store.transact<RunWrite | 'lost' | 'reserved'>(
-    engine.namespace,
-    runId,
-    (_tx, current) => {
-      if (!holds(current, token)) return { write: null, value: 'lost' };
-      if (current.modelCallLimit !== null && current.modelCallsUsed >= current.modelCallLimit) {
-        const w = decide(
-          current,
-          {
-            type: 'cancel',
-            actor: engine.workerActor,
-            reason: 'MODEL_CALL_BUDGET',
-            leaseToken: token,
-            detail: { limit: current.modelCallLimit, used: current.modelCallsUsed },
-          },
-          engine.now(),
-        );
-        return { write: w, value: w === null ? 'lost' : w };
-      }
-      const run = { ...current, modelCallsUsed: current.modelCallsUsed + 1, updatedAt: engine.now() };
-      return { write: { run, history: [], events: [] }, value: 'reserved' };
-    },
-  );
-  if (typeof verdict === 'object') {
-    engine.written(verdict);
+  const verdict = await engine.store.transact(engine.namespace, runId, (_tx, current) => {
+    const planned = planModelCall(current, token, engine.workerActor, engine.now());
+    return { write: planned.kind === 'lost' ? null : planned.write, value: planned };
+  });
+  if (verdict.kind === 'exhausted') {
+    engine.written(verdict.write);
     engine.stopLocal(runId, 'budget');
     throw abortError('budget');
   }
-  if (verdict === 'lost') {
+  if (verdict.kind === 'lost') {
     engine.stopLocal(runId, 'lease_lost');
     throw abortError('lease_lost');
   }

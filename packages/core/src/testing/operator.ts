@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isDocketError } from '../errors.js';
 import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
+import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitForStatus } from './harness.js';
 
 /** The operator API: listing with cursors, pause/resume/cancel with revisions and command receipts. */
 export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {

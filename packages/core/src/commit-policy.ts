@@ -1,0 +1,87 @@
+import type { CheckResult } from './handlers.js';
+import type { Json } from './json.js';
+import { type TransitionInput, transition } from './state-machine.js';
+import type { RunWrite } from './store.js';
+import type { RunRecord } from './types.js';
+
+/** True while `token` is the run's current fencing token and the run is still running or pausing. */
+export function holdsLease(current: RunRecord | null, token: number): current is RunRecord {
+  return current !== null && current.fence === token && (current.status === 'running' || current.status === 'pausing');
+}
+
+function toWrite(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
+  const decision = transition(current, input, now);
+  return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+}
+
+/**
+ * The first half of a page commit, before any application code: refused when the lease is lost (cancelled,
+ * stopped, recovered, claimed again), and the run cancelled with `DEADLINE` when its deadline has passed. Pure.
+ */
+export function commitGate(
+  current: RunRecord | null,
+  token: number,
+  actor: string,
+  now: number,
+): { kind: 'lost' } | { kind: 'deadline'; write: RunWrite | null } | { kind: 'open'; run: RunRecord } {
+  if (!holdsLease(current, token)) return { kind: 'lost' };
+  if (current.deadlineAt !== null && current.deadlineAt <= now) {
+    return {
+      kind: 'deadline',
+      write: toWrite(current, { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }, now),
+    };
+  }
+  return { kind: 'open', run: current };
+}
+
+/**
+ * The second half, after the commit-time check answered: `blocked` / `BUSINESS_CHANGED` when it failed (no effect
+ * is written), otherwise the page's settle (`next` or `end`). The caller runs the effect only for `committed`. Pure.
+ */
+export function commitDecision(
+  current: RunRecord,
+  token: number,
+  actor: string,
+  control: { kind: 'next' | 'end'; state: Json | null },
+  check: CheckResult,
+  checkDetail: Json,
+  now: number,
+): { kind: 'blocked' | 'committed'; write: RunWrite | null } {
+  if (check?.ok !== true) {
+    return {
+      kind: 'blocked',
+      write: toWrite(
+        current,
+        { type: 'check_failed', actor, phase: 'commit', leaseToken: token, detail: checkDetail },
+        now,
+      ),
+    };
+  }
+  const input: TransitionInput =
+    control.kind === 'next'
+      ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
+      : { type: 'settle_end', actor, leaseToken: token };
+  return { kind: 'committed', write: toWrite(current, input, now) };
+}
+
+/**
+ * Reserves one model call of the run's budget (no transition: the revision stays), or, when the budget is spent,
+ * cancels the run with `MODEL_CALL_BUDGET` so no request is sent. Pure.
+ */
+export function planModelCall(
+  current: RunRecord | null,
+  token: number,
+  actor: string,
+  now: number,
+): { kind: 'lost' } | { kind: 'exhausted'; write: RunWrite | null } | { kind: 'reserved'; write: RunWrite } {
+  if (!holdsLease(current, token)) return { kind: 'lost' };
+  if (current.modelCallLimit !== null && current.modelCallsUsed >= current.modelCallLimit) {
+    const detail = { limit: current.modelCallLimit, used: current.modelCallsUsed };
+    return {
+      kind: 'exhausted',
+      write: toWrite(current, { type: 'cancel', actor, reason: 'MODEL_CALL_BUDGET', leaseToken: token, detail }, now),
+    };
+  }
+  const run = { ...current, modelCallsUsed: current.modelCallsUsed + 1, updatedAt: now };
+  return { kind: 'reserved', write: { run, history: [], events: [] } };
+}
