@@ -2,7 +2,7 @@
 // prints a table of ratios and writes docs/benchmarks.md. Options: --quick (small N, to check the harness),
 // --finished <n> (finished runs already in the file; default 1,000,000), --no-write (print only).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -173,14 +173,7 @@ SQLite ${sqliteVersion}, temp file system ${fs}. Date: ${new Date().toISOString(
 
 ${table}
 
-## Reading it
-
-- A run is a stored state machine: a start writes the run and its first history entry; processing one run writes the
-  claim and the settle, each with a history entry, under a lease with a fencing token. The raw baselines write one
-  row and flip a status column. The ratio is the price of that bookkeeping.
-- See the notes in the SQLite store's README for what was done to get here (group commit with a savepoint per
-  write, changed-column updates, WITHOUT ROWID tables, time-ordered run ids) and what the remaining gaps are.
-`;
+${readFileSync(new URL('../notes.md', import.meta.url), 'utf8')}`;
   writeFileSync(new URL('../../../docs/benchmarks.md', import.meta.url), doc);
   log('wrote docs/benchmarks.md');
 }
