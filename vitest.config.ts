@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^@docket\/core\/testing$/, replacement: src('core/src/testing/index.ts') },
       { find: /^@docket\/core$/, replacement: src('core/src/index.ts') },
       { find: /^@docket\/store-sqlite$/, replacement: src('store-sqlite/src/index.ts') },
+      { find: /^@docket\/provider-http$/, replacement: src('provider-http/src/index.ts') },
     ],
   },
   test: {

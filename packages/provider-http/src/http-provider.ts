@@ -1,0 +1,205 @@
+import { inspect } from 'node:util';
+import type { ModelProvider, ModelRequest, ModelResponse } from '@docket/core';
+import * as v from 'valibot';
+import { APIS, type ProviderKind } from './apis.js';
+import { providerError } from './errors.js';
+
+/** The configuration of one HTTP model provider. */
+export interface HttpProviderOptions {
+  kind: ProviderKind;
+  /** The API root, e.g. `https://api.openai.com/v1`, `https://api.anthropic.com/v1`, `http://127.0.0.1:8080/v1`. */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** The provider's own time limit per request; default 60000 ms. */
+  timeoutMs?: number;
+  /** openai-compatible only: the name of the max-tokens field (`max_tokens` or `max_completion_tokens`). */
+  maxTokensField?: string;
+  headers?: Record<string, string>;
+  /** Extra fields merged into every request body (e.g. `{ top_p: 0.9 }`). */
+  options?: Record<string, unknown>;
+  /** A name for messages; defaults to the kind. */
+  name?: string;
+}
+
+/** A `ModelProvider` over HTTP, with what it was configured with (never the key). */
+export interface HttpProvider extends ModelProvider {
+  readonly name: string;
+  readonly kind: ProviderKind;
+  readonly model: string;
+  readonly baseUrl: string;
+}
+
+const optionsSchema = v.strictObject({
+  kind: v.picklist(['openai-compatible', 'anthropic', 'gemini']),
+  baseUrl: v.pipe(v.string(), v.url()),
+  model: v.pipe(v.string(), v.minLength(1)),
+  apiKey: v.optional(v.pipe(v.string(), v.minLength(1))),
+  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
+  maxTokensField: v.optional(v.pipe(v.string(), v.minLength(1))),
+  headers: v.optional(v.record(v.string(), v.string())),
+  options: v.optional(v.record(v.string(), v.unknown())),
+  name: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+
+const RETRYABLE_STATUS = (status: number) => status === 408 || status === 429 || status >= 500;
+
+/** Extracts the JSON a model answered, accepting a fenced ```json block around it; `null` when it does not parse. */
+export function extractJson(text: string): string | null {
+  const fenced = /```(?:json)?\s*\n?([\s\S]*?)```/i.exec(text);
+  const candidate = (fenced ? fenced[1] : text)?.trim() ?? '';
+  try {
+    JSON.parse(candidate);
+    return candidate;
+  } catch {
+    return null;
+  }
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/**
+ * Creates a `ModelProvider` for an openai-compatible, anthropic or gemini HTTP API with the global `fetch`. The
+ * caller's `signal` aborts the request at once (`PROVIDER_ABORTED`); `timeoutMs` is the provider's own limit
+ * (`PROVIDER_TIMEOUT`). Every failure is a coded `DocketError`; the API key never appears in any of them.
+ */
+export function httpProvider(options: HttpProviderOptions): HttpProvider {
+  const parsed = v.safeParse(optionsSchema, options);
+  const secrets = typeof (options as { apiKey?: unknown })?.apiKey === 'string' ? [options.apiKey as string] : [];
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
+    throw providerError('PROVIDER_CONFIG_INVALID', `invalid provider option ${path}: ${issue?.message}`, secrets, {
+      details: { path },
+    });
+  }
+  const config = parsed.output;
+  const apiKey = config.apiKey;
+  const api = APIS[config.kind];
+  const timeoutMs = config.timeoutMs ?? 60_000;
+  const name = config.name ?? config.kind;
+  const settings = { model: config.model, maxTokensField: config.maxTokensField, options: config.options ?? {} };
+
+  async function generate(request: ModelRequest & { signal: AbortSignal }): Promise<ModelResponse> {
+    const { signal, ...rest } = request;
+    const controller = new AbortController();
+    let why: 'caller' | 'timeout' | null = null;
+    const onAbort = () => {
+      why ??= 'caller';
+      controller.abort();
+    };
+    if (signal?.aborted) {
+      throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted before it was sent`, secrets);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      why ??= 'timeout';
+      controller.abort();
+    }, timeoutMs);
+    const fail = (error: unknown): never => {
+      if (why === 'caller') throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted`, secrets);
+      if (why === 'timeout') {
+        throw providerError('PROVIDER_TIMEOUT', `${name}: no answer within ${timeoutMs} ms`, secrets, {
+          details: { timeoutMs },
+        });
+      }
+      throw providerError('PROVIDER_HTTP_ERROR', `${name}: the connection failed (${describe(error)})`, secrets, {
+        retryable: true,
+        details: { status: 0 },
+        cause: error,
+      });
+    };
+    try {
+      let response: Response;
+      try {
+        response = await fetch(api.url(config.baseUrl, config.model), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...config.headers, ...api.headers(apiKey) },
+          body: JSON.stringify(api.body(rest, settings)),
+          signal: controller.signal,
+        });
+      } catch (error) {
+        return fail(error);
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        return fail(error);
+      }
+      if (!response.ok) {
+        const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+        throw providerError('PROVIDER_HTTP_ERROR', `${name}: HTTP ${response.status}`, secrets, {
+          retryable: RETRYABLE_STATUS(response.status),
+          details: {
+            status: response.status,
+            body: text.slice(0, 500),
+            ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+          },
+        });
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw providerError('PROVIDER_INVALID_RESPONSE', `${name}: the answer is not JSON`, secrets, {
+          details: { body: text.slice(0, 500) },
+        });
+      }
+      const answer = api.parse(body);
+      if (answer === null) {
+        throw providerError(
+          'PROVIDER_INVALID_RESPONSE',
+          `${name}: the answer is not the ${config.kind} API's shape`,
+          secrets,
+          {
+            details: { body: text.slice(0, 500) },
+          },
+        );
+      }
+      if (answer.finishReason !== 'stop') {
+        throw providerError('PROVIDER_TRUNCATED', `${name}: the answer stopped for ${answer.finishReason}`, secrets, {
+          details: { finishReason: answer.finishReason, text: answer.text.slice(0, 500) },
+        });
+      }
+      let content = answer.text;
+      if (request.responseFormat === 'json') {
+        const json = extractJson(content);
+        if (json === null) {
+          throw providerError('PROVIDER_INVALID_RESPONSE', `${name}: the content is not the JSON asked for`, secrets, {
+            details: { text: content.slice(0, 500) },
+          });
+        }
+        content = json;
+      }
+      return { ...answer, text: content, model: answer.model || config.model, raw: body };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  const provider: HttpProvider = {
+    name,
+    kind: config.kind,
+    model: config.model,
+    baseUrl: config.baseUrl,
+    generate,
+  };
+  // Shown in logs and by util.inspect: what the provider is, never its key.
+  Object.defineProperty(provider, inspect.custom, {
+    value: () => `HttpProvider { name: '${name}', kind: '${config.kind}', model: '${config.model}' }`,
+  });
+  return provider;
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,18 @@
+export { APIS, type ApiAdapter, type ProviderKind } from './apis.js';
+export { extractJson, type HttpProvider, type HttpProviderOptions, httpProvider } from './http-provider.js';
+export {
+  type ConfiguredProvider,
+  type LoadedProviders,
+  type LoadProvidersOptions,
+  loadProviders,
+  parseDotenv,
+} from './load-providers.js';
+export {
+  LOCAL_FAILURE_HEADER,
+  type LocalFailure,
+  type LocalModel,
+  type LocalModelOptions,
+  type LocalRequest,
+  localAnswer,
+  startLocalModel,
+} from './local-model.js';
