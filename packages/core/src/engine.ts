@@ -74,7 +74,8 @@ export class Engine {
         this.wakeAt = Number.POSITIVE_INFINITY;
         this.wake();
       },
-      Math.max(0, at - this.now()),
+      // setTimeout holds at most 2^31-1 ms (~24.8 days); a later wake is still found by the poll.
+      Math.min(2_147_483_647, Math.max(0, at - this.now())),
     );
     this.wakeTimer.unref?.();
   }

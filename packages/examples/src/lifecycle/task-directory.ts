@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Release } from './app-store.js';
+
+/** The five lifecycle flows. */
+export type FlowName = 'tracking' | 'state' | 'stop' | 'scheduled' | 'event';
+
+/** `application.json`: what created the task directory, fixed at creation. */
+export interface Application {
+  flow: FlowName;
+  taskId: string;
+  runId: string | null;
+  createdAt: string;
+  limits: { modelCalls: number | null; deadlineMs: number | null };
+  dueAt: string | null;
+}
+
+/** The event file a producer writes into `inbox/task.json`. */
+export interface InboxEvent {
+  id: string;
+  type: 'release.ready';
+  taskId: string;
+  releaseId: string;
+  revision: number;
+}
+
+/** The largest event file accepted. */
+export const MAX_EVENT_BYTES = 16_384;
+
+/** Writes JSON through a temporary file and a rename, so readers never see half a file. */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(temp, path);
+}
+
+/** Reads a JSON file. */
+export function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** Paths inside a task directory. */
+export function paths(directory: string) {
+  return {
+    application: join(directory, 'application.json'),
+    source: join(directory, 'task.source.json'),
+    database: join(directory, 'lifecycle.sqlite'),
+    inbox: join(directory, 'inbox', 'task.json'),
+    result: join(directory, 'results', 'task.json'),
+  };
+}
+
+/** Creates a new task directory under `root` with its source file and sub-directories. */
+export function createTaskDirectory(
+  root: string,
+  flow: FlowName,
+  release: Release,
+  application: Omit<Application, 'flow' | 'taskId' | 'createdAt' | 'runId'>,
+): { directory: string; application: Application } {
+  const taskId = `${flow}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const directory = resolve(root, taskId);
+  mkdirSync(join(directory, 'inbox'), { recursive: true });
+  mkdirSync(join(directory, 'results'), { recursive: true });
+  const app: Application = { flow, taskId, runId: null, createdAt: new Date().toISOString(), ...application };
+  writeJsonAtomic(paths(directory).source, { release: { ...release, id: `REL-${taskId}` } });
+  writeJsonAtomic(paths(directory).application, app);
+  return { directory, application: app };
+}
+
+/** Opens an existing task directory made by `flow`; a directory made by another flow is refused. */
+export function openTaskDirectory(directory: string, flow: FlowName): Application {
+  const file = paths(directory).application;
+  if (!existsSync(file)) throw new Error(`${directory} is not a task directory (no application.json)`);
+  const application = readJson<Application>(file);
+  if (application.flow !== flow) {
+    throw new Error(`${directory} was made by the ${application.flow} flow, not ${flow}: refused`);
+  }
+  return application;
+}
+
+/** Reads `inbox/task.json` if a producer wrote it; refuses a file over 16 KiB or not of the event's shape. */
+export function readInboxEvent(directory: string): InboxEvent | null {
+  const file = paths(directory).inbox;
+  if (!existsSync(file)) return null;
+  if (statSync(file).size > MAX_EVENT_BYTES) throw new Error(`${file} is larger than ${MAX_EVENT_BYTES} bytes`);
+  const event = readJson<Partial<InboxEvent>>(file);
+  if (
+    typeof event.id !== 'string' ||
+    event.type !== 'release.ready' ||
+    typeof event.taskId !== 'string' ||
+    typeof event.releaseId !== 'string' ||
+    typeof event.revision !== 'number'
+  ) {
+    throw new Error(`${file} is not a release.ready event`);
+  }
+  return event as InboxEvent;
+}
+
+/** The producer side of the event flow: writes the event file atomically. */
+export function writeInboxEvent(directory: string, event: InboxEvent): void {
+  const text = JSON.stringify(event);
+  if (Buffer.byteLength(text) > MAX_EVENT_BYTES) throw new Error('event larger than 16 KiB');
+  writeJsonAtomic(paths(directory).inbox, event);
+}

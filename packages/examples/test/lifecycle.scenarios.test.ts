@@ -1,0 +1,443 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createQueue } from '@docket/core';
+import {
+  type FlowOptions,
+  type FlowOutput,
+  openAppStore,
+  paths,
+  runEventTriggered,
+  runSafeStop,
+  runScheduled,
+  runStateCheck,
+  runStatusTracking,
+  writeInboxEvent,
+} from '@docket/examples/lifecycle';
+import { type LocalModel, startLocalModel } from '@docket/provider-http';
+import { sqliteStore } from '@docket/store-sqlite';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/lifecycle/cli.js', import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'docket-lifecycle-'));
+const report: Record<string, unknown>[] = [];
+let local: LocalModel;
+let scenario = '';
+
+beforeAll(async () => {
+  local = await startLocalModel({ slowMs: 1500 });
+});
+afterEach(() => {
+  local.fail(null);
+});
+afterAll(async () => {
+  await local.close();
+  const reportDir = fileURLToPath(new URL('../../../.examples-lifecycle-tasks/', import.meta.url));
+  mkdirSync(reportDir, { recursive: true });
+  const file = join(reportDir, '.examples-lifecycle-tasks-live-results.json');
+  writeFileSync(file, `${JSON.stringify({ finishedAt: new Date().toISOString(), scenarios: report }, null, 2)}\n`);
+  process.stdout.write(`lifecycle scenario report: ${file}\n`);
+});
+
+const base = (): FlowOptions => ({ root, cwd: root, localModel: local });
+
+/** Runs `fn`, records the final run in the report, and returns the output and the model calls it made. */
+async function measured(name: string, fn: () => Promise<FlowOutput>) {
+  scenario = name;
+  const before = local.requestCount;
+  const output = await fn();
+  const calls = local.requestCount - before;
+  const notices = openAppStore(paths(output.directory).database);
+  const count = notices.noticeCount();
+  notices.close();
+  report.push({
+    scenario: name,
+    directory: output.directory,
+    status: output.result.job.status,
+    reason: output.result.job.reason,
+    modelCalls: calls,
+    reservedModelCalls: output.result.job.limits.modelCalls.used,
+    notices: count,
+  });
+  return { output, calls, notices: count };
+}
+
+function expectRun(output: FlowOutput, status: string, reason: string) {
+  expect({ status: output.result.job.status, reason: output.result.job.reason }, scenario).toEqual({ status, reason });
+  // results/task.json is written by rename and equals what the store reports
+  expect(JSON.parse(readFileSync(paths(output.directory).result, 'utf8'))).toEqual(
+    JSON.parse(JSON.stringify(output.result)),
+  );
+}
+
+function cli(
+  args: string[],
+  cwd = root,
+): { child: ChildProcess; done: Promise<{ code: number | null; out: string; err: string }> } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c) => {
+    out += c;
+  });
+  child.stderr?.on('data', (c) => {
+    err += c;
+  });
+  return { child, done: new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err }))) };
+}
+
+async function untilRequests(count: number) {
+  await expect.poll(() => local.requestCount, { timeout: 5000, interval: 5 }).toBeGreaterThanOrEqual(count);
+}
+
+/** Another process's view of a task directory: a producer queue on its lifecycle.sqlite. */
+async function controller(directory: string) {
+  const queue = createQueue({
+    store: sqliteStore({ filename: paths(directory).database }),
+    runtime: { mode: 'producer' },
+  });
+  const task = queue.define({
+    name: 'release-notice',
+    version: '1',
+    policy: { attempts: 1, timeoutMs: 120_000 },
+    recovery: 'manual',
+  });
+  await queue.ready();
+  return { queue, task };
+}
+
+function bumpRevision(directory: string, releaseId: string) {
+  const app = openAppStore(paths(directory).database);
+  app.bumpRevision(releaseId);
+  app.close();
+}
+
+describe('lifecycle scenarios (local model over real HTTP)', () => {
+  it('01 tracked task and idempotent re-entry', async () => {
+    const first = await measured('01 tracked task', () => runStatusTracking(base()));
+    expectRun(first.output, 'success', 'COMPLETED');
+    expect([first.calls, first.notices]).toEqual([1, 1]);
+    expect(first.output.provider).toBe('local');
+    const again = await measured('01 re-entry', () =>
+      runStatusTracking({ ...base(), directory: first.output.directory }),
+    );
+    expectRun(again.output, 'success', 'COMPLETED');
+    expect([again.calls, again.notices]).toEqual([0, 1]);
+  });
+
+  it('02 blocked until ready', async () => {
+    const blocked = await measured('02 blocked', () => runStateCheck(base()));
+    expectRun(blocked.output, 'blocked', 'BUSINESS_STATE');
+    expect([blocked.calls, blocked.notices]).toEqual([0, 0]);
+    const ready = await measured('02 ready', () =>
+      runStateCheck({ ...base(), directory: blocked.output.directory, ready: true }),
+    );
+    expectRun(ready.output, 'success', 'COMPLETED');
+    expect([ready.calls, ready.notices]).toEqual([1, 1]);
+  });
+
+  it('03 stale revision before work', async () => {
+    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 400).toISOString(), waitMs: 0 });
+    bumpRevision(waiting.directory, waiting.result.job.query.releaseId);
+    const { output, calls, notices } = await measured('03 stale revision', () =>
+      runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
+    );
+    expectRun(output, 'blocked', 'BUSINESS_STATE');
+    expect([calls, notices]).toEqual([0, 0]);
+  });
+
+  it('04 business change during inference', async () => {
+    local.fail('slow', 1);
+    const before = local.requestCount;
+    const pending = measured('04 business change', () => runStatusTracking(base()));
+    await untilRequests(before + 1);
+    const directory = findNewest('tracking');
+    bumpRevision(directory, JSON.parse(readFileSync(paths(directory).source, 'utf8')).release.id);
+    const { output, calls, notices } = await pending;
+    expectRun(output, 'blocked', 'BUSINESS_CHANGED');
+    expect([calls, notices]).toEqual([1, 0]);
+  });
+
+  it('05 budget stop', async () => {
+    const { output, calls, notices } = await measured('05 budget stop', () => runSafeStop(base()));
+    expectRun(output, 'cancelled', 'MODEL_CALL_BUDGET');
+    expect([calls, notices]).toEqual([0, 0]);
+  });
+
+  it('06 expired deadline', async () => {
+    const { output, calls, notices } = await measured('06 expired deadline', () =>
+      runSafeStop({ ...base(), modelCallBudget: 1, deadlineMs: 1 }),
+    );
+    expectRun(output, 'cancelled', 'DEADLINE');
+    expect([calls, notices]).toEqual([0, 0]);
+  });
+
+  it('07 cancel before work', async () => {
+    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 60_000).toISOString(), waitMs: 0 });
+    const { queue, task } = await controller(waiting.directory);
+    expect(await task.cancel(waiting.result.job.runId)).toMatchObject({ status: 'cancelled', changed: true });
+    await queue.close();
+    const { output, calls, notices } = await measured('07 cancel before work', () =>
+      runScheduled({ ...base(), directory: waiting.directory, waitMs: 0 }),
+    );
+    expectRun(output, 'cancelled', 'CANCELLED');
+    expect([calls, notices]).toEqual([0, 0]);
+  });
+
+  it('08 cancel in flight', async () => {
+    local.fail('slow', 1);
+    const aborter = new AbortController();
+    const before = local.requestCount;
+    const pending = measured('08 cancel in flight', () => runStatusTracking({ ...base(), signal: aborter.signal }));
+    await untilRequests(before + 1);
+    aborter.abort();
+    const { output, calls, notices } = await pending;
+    expectRun(output, 'cancelled', 'CALLER_CANCELLED');
+    expect([calls, notices]).toEqual([1, 0]);
+    await expect.poll(() => local.abortedConnections, { timeout: 3000 }).toBeGreaterThan(0);
+  });
+
+  it('09 operator stop after inference', async () => {
+    local.fail('slow', 1);
+    const before = local.requestCount;
+    const pending = measured('09 operator stop', () => runStatusTracking(base()));
+    await untilRequests(before + 1);
+    const directory = findNewest('tracking');
+    const { queue, task } = await controller(directory);
+    const runId = JSON.parse(readFileSync(paths(directory).application, 'utf8')).runId as string;
+    const current = await task.get(runId);
+    await queue.operator.runs.cancel({
+      runId,
+      expectedRevision: current!.revision,
+      reason: 'withdrawn',
+      commandId: 'op-09',
+    });
+    await queue.close();
+    const { output, calls, notices } = await pending;
+    expectRun(output, 'cancelled', 'OPERATOR_STOP');
+    expect([calls, notices]).toEqual([1, 0]);
+  });
+
+  it('10 deadline in flight', async () => {
+    local.fail('slow', 1);
+    const { output, calls, notices } = await measured('10 deadline in flight', () =>
+      runSafeStop({ ...base(), modelCallBudget: 1, deadlineMs: 700 }),
+    );
+    expectRun(output, 'cancelled', 'DEADLINE');
+    expect([calls, notices]).toEqual([1, 0]);
+  });
+
+  it('11 scheduled, no early execution', async () => {
+    const dueAt = new Date(Date.now() + 1200);
+    const early = await measured('11 before due', () =>
+      runScheduled({ ...base(), dueAt: dueAt.toISOString(), waitMs: 200 }),
+    );
+    expectRun(early.output, 'waiting', 'STARTED');
+    expect(early.calls).toBe(0);
+    const due = await measured('11 after due', () =>
+      runScheduled({ ...base(), directory: early.output.directory, waitMs: 5000 }),
+    );
+    expectRun(due.output, 'success', 'COMPLETED');
+    expect([due.calls, due.notices]).toEqual([1, 1]);
+    const fired = due.output.result.history.find((e) => e.reason === 'TIME_REACHED');
+    expect(Date.parse(fired!.at)).toBeGreaterThanOrEqual(dueAt.getTime());
+  });
+
+  it('12 scheduled, process killed (SIGKILL) and restarted', async () => {
+    const dueAt = new Date(Date.now() + 2500).toISOString();
+    // The CLI makes its directories under <cwd>/.examples-lifecycle-tasks, as a user's run would.
+    const cliRoot = join(root, '.examples-lifecycle-tasks');
+    mkdirSync(cliRoot, { recursive: true });
+    const before = new Set(readdirSync(cliRoot));
+    const { child, done } = cli(['scheduled', '--due-at', dueAt, '--wait-ms', '20000']);
+    const directory = await waitForDirectory(cliRoot, 'scheduled', child, before);
+    child.kill('SIGKILL');
+    expect((await done).code).toBeNull();
+    const { output, calls, notices } = await measured('12 restarted after SIGKILL', () =>
+      runScheduled({ ...base(), directory, waitMs: 10_000 }),
+    );
+    expectRun(output, 'success', 'COMPLETED');
+    expect([calls, notices]).toEqual([1, 1]);
+  });
+
+  it('13 event file written by an independent process', async () => {
+    const waiting = await runEventTriggered(base());
+    const pending = measured('13 independent producer', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 10_000 }),
+    );
+    const event = inboxEventFor(waiting);
+    const producer = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs=require('fs');const p=process.argv[1];fs.writeFileSync(p+'.tmp',process.argv[2]);fs.renameSync(p+'.tmp',p);`,
+        paths(waiting.directory).inbox,
+        JSON.stringify(event),
+      ],
+      { stdio: 'ignore' },
+    );
+    await new Promise((resolve) => producer.on('exit', resolve));
+    const { output, calls, notices } = await pending;
+    expectRun(output, 'success', 'COMPLETED');
+    expect([calls, notices]).toEqual([1, 1]);
+  });
+
+  it('14 event, process restarted; 15 duplicate event and re-entry', async () => {
+    const waiting = await runEventTriggered(base());
+    expectRun(waiting, 'waiting', 'STARTED');
+    writeInboxEvent(waiting.directory, inboxEventFor(waiting));
+    const restarted = await measured('14 event after restart', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 5000 }),
+    );
+    expectRun(restarted.output, 'success', 'COMPLETED');
+    expect([restarted.calls, restarted.notices]).toEqual([1, 1]);
+    const duplicate = await measured('15 duplicate event and re-entry', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 200 }),
+    );
+    expectRun(duplicate.output, 'success', 'COMPLETED');
+    expect([duplicate.calls, duplicate.notices]).toEqual([0, 1]);
+  });
+
+  it('16 invalid event scope', async () => {
+    const waiting = await runEventTriggered(base());
+    writeInboxEvent(waiting.directory, { ...inboxEventFor(waiting), revision: 99 });
+    const { output, calls, notices } = await measured('16 invalid event scope', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 2000 }),
+    );
+    expectRun(output, 'failed', 'TRIGGER_INVALID');
+    expect([calls, notices]).toEqual([0, 0]);
+  });
+
+  it('17 cancel a waiting trigger', async () => {
+    const waiting = await runEventTriggered(base());
+    const stopped = await measured('17 cancel a waiting trigger', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, stop: true }),
+    );
+    expectRun(stopped.output, 'cancelled', 'OPERATOR_STOP');
+    writeInboxEvent(waiting.directory, inboxEventFor(waiting));
+    const after = await measured('17 event after the stop', () =>
+      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 300 }),
+    );
+    expectRun(after.output, 'cancelled', 'OPERATOR_STOP');
+    expect([stopped.calls + after.calls, after.notices]).toEqual([0, 0]);
+  });
+
+  it('18 concurrent runners, one claim', async () => {
+    const waiting = await runEventTriggered(base());
+    writeInboxEvent(waiting.directory, inboxEventFor(waiting));
+    const runners = [0, 1, 2].map(() => cli(['event', '--directory', waiting.directory, '--wait-ms', '5000']));
+    const results = await Promise.all(runners.map((r) => r.done));
+    expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
+    const final = await runEventTriggered({ ...base(), directory: waiting.directory });
+    const claims = final.result.history.filter((e) => e.reason === 'CLAIMED');
+    report.push({
+      scenario: '18 concurrent runners',
+      status: final.result.job.status,
+      claims: claims.length,
+      reservedModelCalls: final.result.job.limits.modelCalls.used,
+    });
+    expectRun(final, 'success', 'COMPLETED');
+    expect(claims).toHaveLength(1);
+    expect(final.result.job.limits.modelCalls.used).toBe(1);
+    const app = openAppStore(paths(waiting.directory).database);
+    expect(app.noticeCount()).toBe(1);
+    app.close();
+  });
+
+  it('19 actual storage write failure', async () => {
+    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 300).toISOString(), waitMs: 0 });
+    const app = openAppStore(paths(waiting.directory).database);
+    app.database.exec(
+      "CREATE TRIGGER no_notices BEFORE INSERT ON notices BEGIN SELECT RAISE(ABORT, 'notices are frozen'); END",
+    );
+    app.close();
+    const { output, calls, notices } = await measured('19 storage write failure', () =>
+      runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
+    );
+    expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
+    expect(output.result.job.error?.message).toContain('notices are frozen');
+    expect([calls, notices]).toEqual([1, 0]);
+  });
+
+  it('20 cancel after commit keeps the effect', async () => {
+    const done = await runStatusTracking(base());
+    const { queue, task } = await controller(done.directory);
+    expect(await task.cancel(done.result.job.runId)).toMatchObject({ status: 'success', changed: false });
+    await queue.close();
+    const { output, calls, notices } = await measured('20 cancel after commit', () =>
+      runStatusTracking({ ...base(), directory: done.directory }),
+    );
+    expectRun(output, 'success', 'COMPLETED');
+    expect([calls, notices]).toEqual([0, 1]);
+  });
+});
+
+describe('offline model failures', () => {
+  for (const [mode, code] of [
+    ['http500', 'PROVIDER_HTTP_ERROR'],
+    ['bad-content', 'PROVIDER_INVALID_RESPONSE'],
+    ['truncated', 'PROVIDER_TRUNCATED'],
+  ] as const) {
+    it(`fails the run when the model ${mode === 'http500' ? 'throws' : mode === 'bad-content' ? 'returns invalid JSON' : 'returns a truncated answer'}`, async () => {
+      local.fail(mode, 1);
+      const { output, calls, notices } = await measured(`offline ${mode}`, () => runStatusTracking(base()));
+      expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
+      expect(output.result.job.error?.code).toBe(code);
+      expect([calls, notices]).toEqual([1, 0]);
+    });
+  }
+});
+
+function inboxEventFor(output: FlowOutput) {
+  const job = output.result.job;
+  return {
+    id: `evt-${job.query.taskId}`,
+    type: 'release.ready' as const,
+    taskId: job.query.taskId,
+    releaseId: job.query.releaseId,
+    revision: job.query.revision,
+  };
+}
+
+/** The newest task directory of a flow under the shared root. */
+function findNewest(flow: string): string {
+  const dirs = readdirSync(root)
+    .filter((name) => name.startsWith(`${flow}-`))
+    .map((name) => join(root, name))
+    .sort((a, b) => statSync(b).ctimeMs - statSync(a).ctimeMs);
+  return dirs[0] as string;
+}
+
+/** Waits until a child CLI has created its task directory (one not in `before`) and its run. */
+async function waitForDirectory(
+  parent: string,
+  flow: string,
+  child: ChildProcess,
+  before: Set<string>,
+): Promise<string> {
+  let found = '';
+  await expect
+    .poll(
+      () => {
+        if (child.exitCode !== null) throw new Error('the child exited early');
+        const name = readdirSync(parent).find((n) => n.startsWith(`${flow}-`) && !before.has(n));
+        if (!name) return false;
+        try {
+          const app = JSON.parse(readFileSync(join(parent, name, 'application.json'), 'utf8'));
+          if (app.runId) found = join(parent, name);
+        } catch {
+          return false;
+        }
+        return found !== '';
+      },
+      { timeout: 15_000, interval: 20 },
+    )
+    .toBe(true);
+  return found;
+}
+
+process.on('exit', () => {
+  if (process.env.DOCKET_KEEP_LIFECYCLE_TASKS !== '1') rmSync(root, { recursive: true, force: true });
+});

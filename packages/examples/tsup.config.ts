@@ -1,0 +1,12 @@
+import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tooling/config/tsup.preset.ts';
+
+export default defineConfig({
+  ...packageBuild({
+    'lifecycle/index': 'src/lifecycle/index.ts',
+    'lifecycle/cli': 'src/lifecycle/cli.ts',
+    'batch/receipts': 'src/batch/receipts.ts',
+    'batch/cli': 'src/batch/cli.ts',
+  }),
+  external: ['@docket/core', '@docket/store-sqlite', '@docket/provider-http', 'better-sqlite3', 'drizzle-orm'],
+});
