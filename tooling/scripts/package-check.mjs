@@ -1,0 +1,192 @@
+// `pnpm check:examples:package`: the package experiment. Packs every public package, installs the tarballs with npm
+// in a new directory outside the repository, type-checks a strict consumer with no path aliases, imports each
+// package in a fresh process (it must print nothing and exit at once), then runs the tracking flow from the
+// installed packages. Exits non-zero on any failure; writes a JSON report beside the lifecycle report.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const PUBLIC = ['core', 'store-sqlite', 'provider-http', 'cli'].filter((name) => {
+  try {
+    return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
+  } catch {
+    return false;
+  }
+});
+const work = mkdtempSync(join(tmpdir(), 'docket-package-check-'));
+const tarballs = join(work, 'tarballs');
+const consumer = join(work, 'consumer');
+mkdirSync(tarballs);
+mkdirSync(join(consumer, 'src'), { recursive: true });
+const report = { startedAt: new Date().toISOString(), directory: work, steps: [] };
+const step = (name, fn) => {
+  const started = Date.now();
+  process.stderr.write(`package check: ${name}\n`);
+  try {
+    const detail = fn();
+    report.steps.push({ name, ok: true, ms: Date.now() - started, ...(detail ? { detail } : {}) });
+  } catch (error) {
+    report.steps.push({ name, ok: false, ms: Date.now() - started, error: String(error.message ?? error) });
+    finish(1);
+  }
+};
+const run = (command, args, options = {}) =>
+  execFileSync(command, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', ...options });
+
+function finish(code) {
+  report.finishedAt = new Date().toISOString();
+  report.ok = code === 0;
+  const dir = join(repo, '.examples-lifecycle-tasks');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '.examples-lifecycle-package-live-results.json'), `${JSON.stringify(report, null, 2)}\n`);
+  if (code === 0 && process.env.DOCKET_KEEP_PACKAGE_CHECK !== '1') rmSync(work, { recursive: true, force: true });
+  process.exit(code);
+}
+
+step('build', () => {
+  run('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], { cwd: repo });
+});
+
+const packed = {};
+step('pack', () => {
+  for (const name of PUBLIC) {
+    const dir = join(repo, 'packages', name);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir });
+    const file = readdirSync(tarballs).find((f) => f.startsWith(manifest.name.replace('@', '').replace('/', '-')));
+    if (!file) throw new Error(`no tarball for ${manifest.name}`);
+    packed[manifest.name] = join(tarballs, file);
+  }
+  return packed;
+});
+
+step('npm install the tarballs', () => {
+  const dependencies = Object.fromEntries(Object.entries(packed).map(([name, file]) => [name, `file:${file}`]));
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify(
+      {
+        name: 'docket-consumer',
+        private: true,
+        type: 'module',
+        dependencies: { ...dependencies, 'better-sqlite3': '12.11.1', 'drizzle-orm': '0.45.4' },
+        devDependencies: { typescript: '6.0.3', '@types/node': '20.19.43', '@types/better-sqlite3': '7.6.13' },
+      },
+      null,
+      2,
+    ),
+  );
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: consumer,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+});
+
+step('type-check a strict consumer with no path aliases', () => {
+  writeFileSync(
+    join(consumer, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+      },
+      include: ['src'],
+    }),
+  );
+  writeFileSync(
+    join(consumer, 'src', 'consumer.ts'),
+    `import { createQueue, DocketError, memoryStore, type RunInfo } from '@docket/core';
+import { runStoreConformance } from '@docket/core/testing';
+import { sqliteStore, type SqliteTransaction } from '@docket/store-sqlite';
+import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { sql } from 'drizzle-orm';
+
+export async function main(): Promise<RunInfo<{ n: number }, { done: number }> | null> {
+  const local = await startLocalModel();
+  const model = httpProvider({ kind: 'openai-compatible', baseUrl: local.baseUrl, model: 'local' });
+  const queue = createQueue({ store: sqliteStore({ filename: ':memory:' }) });
+  const task = queue.define<{ n: number }, { done: number }>({ name: 't', version: '1' }, {
+    async execute(ctx) {
+      const answer = await ctx.callModel(model, { messages: [{ role: 'user', content: String(ctx.query.n) }] });
+      return ctx.end({ effect: (tx: SqliteTransaction) => { tx.run(sql\`SELECT \${answer.text}\`); } });
+    },
+  });
+  await queue.ready();
+  const { runId } = await task.start({ query: { n: 1 } });
+  const info = await task.get(runId);
+  await queue.close();
+  await local.close();
+  const loaded = loadProviders({ env: {} });
+  if (loaded.default !== 'local') throw new DocketError('PROVIDER_CONFIG_INVALID', 'expected local');
+  void memoryStore;
+  void runStoreConformance;
+  return info;
+}
+`,
+  );
+  // skipLibCheck is off so Docket's own .d.ts files are checked too; drizzle-orm ships declarations for drivers that
+  // are not installed (gel, mysql2, ...), so only errors in the consumer or in @docket/* count.
+  const tsc = spawnSync(join(consumer, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
+    cwd: consumer,
+    encoding: 'utf8',
+  });
+  const lines = `${tsc.stdout}${tsc.stderr}`.split('\n').filter((line) => /^\S+\(\d+,\d+\): error/.test(line));
+  const ours = lines.filter((line) => line.startsWith('src/') || line.startsWith('node_modules/@docket/'));
+  if (ours.length > 0) throw new Error(ours.join('\n'));
+  return { errorsInDocketOrConsumer: 0, errorsInThirdPartyDeclarations: lines.length };
+});
+
+step('import each package in a fresh process: nothing printed, exits at once', () => {
+  const results = {};
+  // (@docket/core/testing is for test files: it imports vitest, its optional peer, so it is type-checked above only.)
+  for (const specifier of Object.keys(packed)) {
+    const started = Date.now();
+    const child = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(specifier)});`],
+      {
+        cwd: consumer,
+        encoding: 'utf8',
+        timeout: 15_000,
+      },
+    );
+    if (child.status !== 0 || child.stdout !== '' || child.stderr !== '') {
+      throw new Error(
+        `importing ${specifier}: exit ${child.status}, stdout ${JSON.stringify(child.stdout)}, stderr ${JSON.stringify(child.stderr)}`,
+      );
+    }
+    results[specifier] = `${Date.now() - started} ms`;
+  }
+  return results;
+});
+
+step('run the tracking flow from the installed packages', () => {
+  // The flows' compiled code, resolving @docket/* from the consumer's node_modules (the tarballs), not the workspace.
+  cpSync(join(repo, 'packages', 'examples', 'dist'), join(consumer, 'examples'), { recursive: true });
+  writeFileSync(join(consumer, 'examples', 'package.json'), JSON.stringify({ type: 'module' }));
+  const child = spawnSync(process.execPath, [join(consumer, 'examples', 'lifecycle', 'cli.js'), 'tracking'], {
+    cwd: consumer,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (child.status !== 0) throw new Error(`tracking flow exited ${child.status}: ${child.stderr}`);
+  const output = JSON.parse(child.stdout);
+  const { status, reason } = output.result.job;
+  if (status !== 'success' || !output.result.notice || output.provider !== 'local') {
+    throw new Error(`tracking flow ended ${status}/${reason}, notice ${Boolean(output.result.notice)}`);
+  }
+  return { status, reason, provider: output.provider };
+});
+
+process.stdout.write('package check: all steps passed\n');
+finish(0);
