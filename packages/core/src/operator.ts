@@ -8,7 +8,15 @@ import { assertRunId } from './ids.js';
 import { canonicalJson, type Json } from './json.js';
 import { transition } from './state-machine.js';
 import type { RunWrite } from './store.js';
-import { iso, RUN_STATUSES, type RunError, type RunInfo, type RunStatus, toRunInfo } from './types.js';
+import {
+  type HistoryEntry,
+  iso,
+  RUN_STATUSES,
+  type RunError,
+  type RunInfo,
+  type RunStatus,
+  toRunInfo,
+} from './types.js';
 
 /** What `runs.pause|resume|cancel` answer. */
 export type OperatorResult =
@@ -44,6 +52,10 @@ export interface Operator {
       items: RunInfo[];
       nextCursor: string | null;
     }>;
+    /** Reads any run of the namespace, whatever its task (`null` when there is none). */
+    get(runId: string): Promise<RunInfo | null>;
+    /** Any run's history in `seq` order (`[]` when there is none). */
+    history(runId: string): Promise<HistoryEntry[]>;
     pause(command: RunCommand): Promise<OperatorResult>;
     resume(command: RunCommand): Promise<OperatorResult>;
     cancel(command: RunCommand): Promise<OperatorResult>;
@@ -209,6 +221,17 @@ export function createOperator(
         );
         const last = page.at(-1);
         return { items, nextCursor: runs.length > limit && last ? encodeCursor(last.runId, filter) : null };
+      },
+      async get(runId) {
+        assertUsable('operator.runs.get');
+        assertRunId(runId, 'operator.runs.get');
+        const run = await store.getRun(namespace, runId);
+        return run ? toRunInfo(run, await store.callbackCounts(namespace, runId)) : null;
+      },
+      async history(runId) {
+        assertUsable('operator.runs.history');
+        assertRunId(runId, 'operator.runs.history');
+        return store.getHistory(namespace, runId);
       },
       pause: (input) => command('pause', input),
       resume: (input) => command('resume', input),

@@ -41,3 +41,22 @@ export function applyMigrations(db: Database.Database): void {
   });
   run.immediate();
 }
+
+/** For a read-only connection: the file must already be migrated to exactly this version (`SCHEMA_MISMATCH`). */
+export function assertMigrated(db: Database.Database): void {
+  const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+  const newestKnown = Math.max(0, ...migrations.map((m) => m.folderMillis));
+  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATIONS_TABLE);
+  const last = table
+    ? (db.prepare(`SELECT max(created_at) AS at FROM ${MIGRATIONS_TABLE}`).get() as { at: number | null }).at
+    : null;
+  if (last === null || Number(last) !== newestKnown) {
+    throw new DocketError(
+      'SCHEMA_MISMATCH',
+      last === null
+        ? 'this file is not a Docket database (no migrations applied)'
+        : 'this database was migrated by another version of @docket/store-sqlite',
+      { operation: 'store.open', details: { applied: last, newestKnown } },
+    );
+  }
+}

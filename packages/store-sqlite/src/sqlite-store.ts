@@ -26,7 +26,7 @@ import type { SQLiteTransaction } from 'drizzle-orm/sqlite-core';
 import { storageFailure } from './errors.js';
 import { claimEvents, listEvents, transactEvent } from './events.js';
 import { GroupCommit } from './group-commit.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, assertMigrated } from './migrations.js';
 import { collect, runCommand } from './operator-verbs.js';
 import { eventParams, historyParams, type RunRow, rowToHistory, rowToRun, runParams } from './rows.js';
 import { Statements } from './statements.js';
@@ -50,6 +50,11 @@ export type SqliteStoreOptions = (
   synchronous?: 'normal' | 'full';
   /** How often idle workers check whether another process committed (`PRAGMA data_version`); default 5 ms. */
   watchMs?: number;
+  /**
+   * Open an existing, migrated file read-only (with `filename`): nothing is created, migrated or written; writes
+   * fail with `STORAGE_FAILURE`. For tools that only look, such as `docket runs list`.
+   */
+  readonly?: boolean;
 };
 
 /** The SQLite `Store`, with access to its connection for the application's own queries. */
@@ -155,7 +160,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       let db: Database.Database;
       try {
-        db = options.database ?? new Database(options.filename as string);
+        db =
+          options.database ??
+          new Database(options.filename as string, options.readonly ? { readonly: true, fileMustExist: true } : {});
       } catch (error) {
         throw new DocketError('CONNECTION_UNAVAILABLE', `cannot open SQLite database: ${(error as Error).message}`, {
           operation: 'store.open',
@@ -164,10 +171,14 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }
       try {
         db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-        if (!db.memory) db.pragma('journal_mode = WAL');
-        db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-        db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-        applyMigrations(db);
+        if (options.readonly) {
+          assertMigrated(db);
+        } else {
+          if (!db.memory) db.pragma('journal_mode = WAL');
+          db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+          db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+          applyMigrations(db);
+        }
         stmts = new Statements(db);
         group = new GroupCommit(db, (error) => storageFailure(error, 'store.commit'));
         orm = drizzle({ client: db });
@@ -463,8 +474,9 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (typeof options !== 'object' || options === null) return fail('sqliteStore needs { filename } or { database }');
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (!['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs'].includes(key))
+    if (!['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs', 'readonly'].includes(key)) {
       fail(`unknown option ${key}`);
+    }
   }
   const hasFile = o.filename !== undefined;
   const hasDb = o.database !== undefined;
@@ -475,6 +487,8 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (o.busyTimeoutMs !== undefined && (!Number.isInteger(o.busyTimeoutMs) || (o.busyTimeoutMs as number) < 0)) {
     fail('busyTimeoutMs must be a non-negative integer');
   }
+  if (o.readonly !== undefined && typeof o.readonly !== 'boolean') fail('readonly must be a boolean');
+  if (o.readonly === true && !hasFile) fail('readonly needs filename');
   if (o.watchMs !== undefined && (!Number.isInteger(o.watchMs) || (o.watchMs as number) < 1)) {
     fail('watchMs must be a positive integer');
   }

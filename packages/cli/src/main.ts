@@ -1,0 +1,320 @@
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
+import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { sqliteStore } from '@docket/store-sqlite';
+import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
+import { COMMAND_USAGE, USAGE } from './usage.js';
+
+/** Where the command writes; tests pass their own. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  colour: boolean;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+class UsageError extends Error {}
+
+const FLAGS = {
+  db: { type: 'string' },
+  'database-url': { type: 'string' },
+  namespace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  status: { type: 'string' },
+  task: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  reason: { type: 'string' },
+  'expected-revision': { type: 'string' },
+  'command-id': { type: 'string' },
+  provider: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
+}
+
+/** Which flags each command takes beside the global ones. */
+const ALLOWED: Record<string, string[]> = {
+  'runs list': ['status', 'task', 'limit', 'cursor'],
+  'runs get': [],
+  'runs history': [],
+  'runs cancel': ['reason', 'expected-revision', 'command-id'],
+  'runs pause': ['reason', 'expected-revision', 'command-id'],
+  'runs resume': ['reason', 'expected-revision', 'command-id'],
+  'dead-letters list': ['limit', 'cursor'],
+  'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
+  gc: [],
+  health: [],
+  'providers check': ['provider'],
+};
+const GLOBAL = ['db', 'database-url', 'namespace', 'json', 'help'];
+const NEEDS_ID = new Set([
+  'runs get',
+  'runs history',
+  'runs cancel',
+  'runs pause',
+  'runs resume',
+  'dead-letters replay',
+]);
+const WRITES = new Set(['runs cancel', 'runs pause', 'runs resume', 'dead-letters replay', 'gc']);
+
+function integer(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} takes a whole number`);
+  return Number(value);
+}
+
+/** Runs the `docket` command; resolves the exit code: 0 success, 1 a DocketError or a failed check, 2 bad usage. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parse(argv));
+  } catch (error) {
+    io.err(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const command =
+    positionals[0] === 'gc' || positionals[0] === 'health' ? positionals[0] : positionals.slice(0, 2).join(' ');
+  if (values.help) {
+    io.out(ALLOWED[command] ? (COMMAND_USAGE[command] ?? USAGE) : USAGE);
+    return 0;
+  }
+  try {
+    if (!ALLOWED[command])
+      throw new UsageError(positionals.length === 0 ? 'name a command' : `unknown command: ${positionals.join(' ')}`);
+    for (const [flag, value] of Object.entries(values)) {
+      if (value !== undefined && !GLOBAL.includes(flag) && !ALLOWED[command].includes(flag)) {
+        throw new UsageError(`${command} does not take --${flag}`);
+      }
+    }
+    const args = positionals.slice(command.split(' ').length);
+    const expectedArgs = NEEDS_ID.has(command) ? 1 : 0;
+    if (args.length !== expectedArgs) {
+      throw new UsageError(expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`);
+    }
+    if (command.startsWith('runs ') && ['cancel', 'pause', 'resume'].includes(command.slice(5)) && !values.reason) {
+      throw new UsageError(`${command} needs --reason <text>`);
+    }
+    if (command === 'dead-letters replay' && !values.reason) throw new UsageError(`${command} needs --reason <text>`);
+    if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
+      throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+    }
+    const limit = integer(values.limit, '--limit');
+    const expectedRevision = integer(values['expected-revision'], '--expected-revision');
+    if (command === 'providers check') return await providersCheck(values.provider, io, values.json === true);
+
+    const databaseUrl = values['database-url'] ?? (values.db === undefined ? io.env.DOCKET_DATABASE_URL : undefined);
+    const file = values.db ?? (databaseUrl === undefined ? io.env.DOCKET_DB : undefined);
+    if (databaseUrl !== undefined) {
+      throw new UsageError(
+        '--database-url needs @docket/store-postgres, which this version of the command does not include',
+      );
+    }
+    if (file === undefined) throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB)');
+    if (!existsSync(file)) {
+      throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
+    }
+    const queue = createQueue({
+      store: sqliteStore(WRITES.has(command) ? { filename: file } : { filename: file, readonly: true }),
+      namespace: values.namespace ?? 'default',
+      runtime: { mode: 'producer' },
+    });
+    try {
+      await queue.ready();
+      return await dispatch(queue, command, args[0] ?? '', { ...values, limit, expectedRevision }, io);
+    } finally {
+      await queue.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n${COMMAND_USAGE[command] ?? USAGE}`);
+      return 2;
+    }
+    if (isDocketError(error)) {
+      io.err(`${error.code}: ${error.message}`);
+      return 1;
+    }
+    io.err(`error: ${(error as Error).message}`);
+    return 1;
+  }
+}
+
+type Options = Omit<Values, 'limit'> & { limit: number | undefined; expectedRevision: number | undefined };
+
+async function dispatch(queue: Queue, command: string, id: string, o: Options, io: Io): Promise<number> {
+  const op = queue.operator;
+  const json = o.json === true;
+  const print = (value: unknown, human: () => string) => io.out(json ? JSON.stringify(value, null, 2) : human());
+  switch (command) {
+    case 'runs list': {
+      const page = await op.runs.list({
+        ...(o.task ? { taskName: o.task } : {}),
+        ...(o.status ? { status: o.status as RunStatus } : {}),
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.cursor ? { cursor: o.cursor } : {}),
+      });
+      print(page, () => {
+        const lines = [page.items.length === 0 ? 'no runs' : runsTable(page.items, io.colour)];
+        if (page.nextCursor) lines.push(`more: --cursor ${page.nextCursor}`);
+        return lines.join('\n');
+      });
+      return 0;
+    }
+    case 'runs get': {
+      const run = await op.runs.get(id);
+      print(run, () => (run ? runDetails(run, io.colour) : `no run ${id}`));
+      return run ? 0 : 1;
+    }
+    case 'runs history': {
+      const history = await op.runs.history(id);
+      print(history, () => (history.length === 0 ? `no run ${id}` : historyTable(history, io.colour)));
+      return history.length > 0 ? 0 : 1;
+    }
+    case 'runs cancel':
+    case 'runs pause':
+    case 'runs resume': {
+      const verb = command.slice(5) as 'cancel' | 'pause' | 'resume';
+      let expectedRevision = o.expectedRevision;
+      if (expectedRevision === undefined) {
+        const run = await op.runs.get(id);
+        if (!run) {
+          print({ kind: 'not_found', runId: id }, () => `no run ${id}`);
+          return 1;
+        }
+        expectedRevision = run.revision;
+      }
+      // A generated command id makes this call safe to retry by hand: the same id returns the first result.
+      const commandId = o['command-id'] ?? `cli-${verb}-${id}-${expectedRevision}`;
+      const result = await op.runs[verb]({ runId: id, expectedRevision, reason: o.reason as string, commandId });
+      print(result, () =>
+        result.kind === 'not_found'
+          ? `no run ${id}`
+          : `${result.kind}: run ${id} is ${result.status} at revision ${result.revision}${result.changed ? '' : ' (unchanged)'}`,
+      );
+      return result.kind === 'not_found' ? 1 : 0;
+    }
+    case 'dead-letters list': {
+      const page = await op.deadLetters.list({
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.cursor ? { cursor: o.cursor } : {}),
+      });
+      print(page, () => {
+        if (page.items.length === 0) return 'no dead letters';
+        const lines = [
+          table(
+            ['EVENT', 'RUN', 'KIND', 'ATTEMPTS', 'DEAD AT', 'REVISION', 'ERROR'],
+            page.items.map((d) => [
+              d.eventId,
+              d.runId,
+              d.kind,
+              String(d.deliveryAttempt),
+              d.deadAt,
+              String(d.revision),
+              d.error ? `${d.error.code}: ${d.error.message}` : '',
+            ]),
+          ),
+        ];
+        if (page.nextCursor) lines.push(`more: --cursor ${page.nextCursor}`);
+        return lines.join('\n');
+      });
+      return 0;
+    }
+    case 'dead-letters replay': {
+      let expectedRevision = o.expectedRevision;
+      if (expectedRevision === undefined) {
+        let cursor: string | undefined;
+        do {
+          const page = await op.deadLetters.list({ limit: 200, ...(cursor ? { cursor } : {}) });
+          expectedRevision = page.items.find((d) => d.eventId === id)?.revision;
+          cursor = page.nextCursor ?? undefined;
+        } while (expectedRevision === undefined && cursor);
+        if (expectedRevision === undefined) {
+          print({ kind: 'not_found', eventId: id }, () => `no dead letter ${id}`);
+          return 1;
+        }
+      }
+      const commandId = o['command-id'] ?? `cli-replay-${id}-${expectedRevision}`;
+      const result = await op.deadLetters.replay({
+        eventId: id,
+        expectedRevision,
+        reason: o.reason as string,
+        commandId,
+      });
+      print(result, () =>
+        result.kind === 'not_found' ? `no dead letter ${id}` : `${result.kind}: event ${id} is ${result.status}`,
+      );
+      return result.kind === 'not_found' ? 1 : 0;
+    }
+    case 'gc': {
+      const collected = await op.maintenance.collect();
+      print(
+        collected,
+        () => `collected ${collected.runs} runs, ${collected.events} events, ${collected.deadLetters} dead letters`,
+      );
+      return 0;
+    }
+    case 'health': {
+      const health = await op.health();
+      print(health, () => [health.status, ...health.reasons.map((r) => `  ${r}`)].join('\n'));
+      return health.status === 'ready' ? 0 : 1;
+    }
+    default:
+      throw new UsageError(`unknown command: ${command}`);
+  }
+}
+
+async function providersCheck(name: string | undefined, io: Io, json: boolean): Promise<number> {
+  const loaded = loadProviders({ cwd: io.cwd, env: io.env });
+  const chosen = name ?? loaded.default;
+  const configured = loaded.providers[chosen];
+  if (!configured) {
+    throw new DocketError('PROVIDER_CONFIG_INVALID', `provider ${chosen} is not configured`, {
+      details: { path: `providers.${chosen}` },
+    });
+  }
+  const local = configured.provider ? null : await startLocalModel();
+  try {
+    const provider =
+      configured.provider ??
+      httpProvider({ kind: 'openai-compatible', baseUrl: local!.baseUrl, model: 'local', name: 'local' });
+    const started = Date.now();
+    const answer = await provider.generate({
+      messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+      maxTokens: 16,
+      signal: AbortSignal.timeout(60_000),
+    });
+    const report = {
+      provider: chosen,
+      kind: configured.kind,
+      model: answer.model || configured.model,
+      latencyMs: Date.now() - started,
+      finishReason: answer.finishReason,
+    };
+    io.out(
+      json
+        ? JSON.stringify(report, null, 2)
+        : `${report.provider} (${report.kind}): model ${report.model}, ${report.latencyMs} ms, finish ${report.finishReason}`,
+    );
+    return 0;
+  } finally {
+    await local?.close();
+  }
+}
+
+/** The real terminal's Io. */
+export function processIo(): Io {
+  return {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    colour: useColour(process.stdout),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}

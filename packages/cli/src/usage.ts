@@ -1,0 +1,40 @@
+/** The command's usage, short. */
+export const USAGE = `usage: docket [--db <file.sqlite>] [--namespace <ns>] [--json] <command>
+
+commands:
+  runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>]
+  runs get <runId>
+  runs history <runId>
+  runs cancel|pause|resume <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  dead-letters list [--limit <n>] [--cursor <c>]
+  dead-letters replay <eventId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  gc
+  health
+  providers check [--provider <name>]
+
+The store: --db or DOCKET_DB. --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
+
+const steer = (
+  verb: string,
+) => `usage: docket --db <file> runs ${verb} <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Uses the run's current revision unless --expected-revision is given (a stale one: REVISION_CONFLICT), and a
+  command id derived from the run and revision unless --command-id is given, so running it again is safe.`;
+
+/** Each command's own usage. */
+export const COMMAND_USAGE: Record<string, string> = {
+  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--limit <n, max 200>] [--cursor <c>]
+  Lists runs in creation order: status, reason, task, page, attempt, age, revision.`,
+  'runs get': 'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included.',
+  'runs history':
+    'usage: docket --db <file> runs history <runId>\n  Shows every transition in order, with time, reason, actor and detail.',
+  'runs cancel': steer('cancel'),
+  'runs pause': steer('pause'),
+  'runs resume': steer('resume'),
+  'dead-letters list': 'usage: docket --db <file> dead-letters list [--limit <n>] [--cursor <c>]',
+  'dead-letters replay': `usage: docket --db <file> dead-letters replay <eventId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Puts the dead letter back for delivery (replayGeneration + 1).`,
+  gc: 'usage: docket --db <file> gc\n  Deletes what retention allows; never a run whose callbacks are unsettled.',
+  health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
+  'providers check': `usage: docket providers check [--provider <name>]
+  Loads docket.yaml/.env, sends one tiny request, prints the model, latency and finish reason (never the key).`,
+};

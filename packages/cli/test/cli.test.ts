@@ -1,0 +1,296 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createQueue, type Queue } from '@docket/core';
+import { waitFor, waitForStatus } from '@docket/core/testing';
+import { type LocalModel, startLocalModel } from '@docket/provider-http';
+import { sqliteStore } from '@docket/store-sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'docket-cli-'));
+const db = join(dir, 'docket.sqlite');
+let api: Queue;
+let ids: { done: string[]; failed: string; idle: string[] };
+let local: LocalModel;
+
+function docket(args: string[], env: Record<string, string> = {}) {
+  const child = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 30_000,
+  });
+  return { code: child.status, out: child.stdout, err: child.stderr };
+}
+/** Like `docket`, without blocking this process (the local model answers from here). */
+function docketAsync(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => {
+    out += c;
+  });
+  child.stderr.on('data', (c) => {
+    err += c;
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
+}
+const json = (args: string[]) => {
+  const result = docket(['--db', db, '--json', ...args]);
+  expect(result.code, result.err).toBe(0);
+  return JSON.parse(result.out);
+};
+const fingerprint = (file: string) =>
+  `${createHash('sha256').update(readFileSync(file)).digest('hex')}:${statSync(file).mtimeMs}`;
+
+beforeAll(async () => {
+  local = await startLocalModel();
+  // A worker queue that finishes runs, fails one, and dead-letters its failure callback.
+  const worker = createQueue({
+    store: sqliteStore({ filename: db }),
+    protocol: { pollMs: 10 },
+    defaults: { callbackPolicy: { attempts: 1, backoff: { baseMs: 1, maxMs: 1 } } },
+  });
+  const work = worker.define<{ fail: boolean }>(
+    { name: 'work', version: '1', events: ['failure'], policy: { attempts: 1 } },
+    {
+      execute(ctx) {
+        if (ctx.query.fail) throw new Error('boom');
+        return ctx.end();
+      },
+      onFailure() {
+        throw new Error('receiver down');
+      },
+    },
+  );
+  await worker.ready();
+  const done = [];
+  for (let i = 0; i < 3; i++) done.push((await work.start({ query: { fail: false } })).runId);
+  const failed = (await work.start({ query: { fail: true } })).runId;
+  for (const id of done) await waitForStatus(work, id, 'success');
+  await waitForStatus(work, failed, 'failed');
+  await waitFor(async () => (await work.get(failed))?.callbacks.deadLetters === 1, 'a dead letter');
+  await worker.close();
+  // A producer-only task nobody executes: its runs stay pending for the operator commands.
+  api = createQueue({ store: sqliteStore({ filename: db }), runtime: { mode: 'producer' } });
+  const idle = api.define({ name: 'idle', version: '1' });
+  api.define({ name: 'work', version: '1', events: ['failure'], policy: { attempts: 1 } });
+  await api.ready();
+  const idleIds = [];
+  for (let i = 0; i < 3; i++) idleIds.push((await idle.start({ query: i })).runId);
+  ids = { done, failed, idle: idleIds };
+}, 60_000);
+
+afterAll(async () => {
+  await api.close();
+  await local.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('docket runs', () => {
+  it('lists runs with filters and cursors, as the API does', async () => {
+    const all = json(['runs', 'list']);
+    expect(all).toEqual(JSON.parse(JSON.stringify(await api.operator.runs.list())));
+    expect(all.items).toHaveLength(7);
+    const failed = json(['runs', 'list', '--status', 'failed']);
+    expect(failed.items.map((r: { runId: string }) => r.runId)).toEqual([ids.failed]);
+    const idle = json(['runs', 'list', '--task', 'idle', '--limit', '2']);
+    expect(idle.items.map((r: { runId: string }) => r.runId)).toEqual(ids.idle.slice(0, 2));
+    const next = json(['runs', 'list', '--task', 'idle', '--limit', '2', '--cursor', idle.nextCursor]);
+    expect(next).toMatchObject({ nextCursor: null });
+    expect(next.items.map((r: { runId: string }) => r.runId)).toEqual([ids.idle[2]]);
+    const human = docket(['--db', db, 'runs', 'list', '--status', 'success']);
+    expect(human.code).toBe(0);
+    const lines = human.out.trim().split('\n');
+    expect(lines[0]).toMatch(/^RUN\s+STATUS\s+REASON\s+TASK\s+PAGE\s+ATTEMPT\s+AGE\s+REVISION$/);
+    expect(lines).toHaveLength(4);
+    expect(lines[1]?.indexOf('success')).toBe(lines[0]?.indexOf('STATUS'));
+    expect(human.out).not.toContain('\u001b['); // no colour when output is not a terminal
+  });
+
+  it('gets a run with its callbacks and its history, as the API does', async () => {
+    expect(json(['runs', 'get', ids.failed])).toEqual(
+      JSON.parse(JSON.stringify(await api.operator.runs.get(ids.failed))),
+    );
+    expect(json(['runs', 'get', ids.failed]).callbacks).toEqual({ pending: 0, delivered: 0, deadLetters: 1 });
+    expect(json(['runs', 'history', ids.done[0] as string])).toEqual(
+      await api.operator.runs.history(ids.done[0] as string),
+    );
+    const human = docket(['--db', db, 'runs', 'history', ids.failed]);
+    expect(human.out).toMatch(/ATTEMPTS_EXHAUSTED/);
+    const missing = docket(['--db', db, 'runs', 'get', 'a'.repeat(32)]);
+    expect(missing.code).toBe(1);
+    const malformed = docket(['--db', db, 'runs', 'get', 'nope']);
+    expect(malformed).toMatchObject({ code: 1 });
+    expect(malformed.err).toMatch(/^JSON_INVALID: /);
+  });
+
+  it('pauses, resumes and cancels; a stale --expected-revision is REVISION_CONFLICT with exit 1', async () => {
+    const runId = ids.idle[0] as string;
+    const paused = json(['runs', 'pause', runId, '--reason', 'investigating']);
+    expect(paused).toMatchObject({ kind: 'applied', status: 'paused', revision: 2 });
+    // The same shell command again is safe: the generated command id returns the first result.
+    expect(json(['runs', 'pause', runId, '--reason', 'investigating', '--expected-revision', '1'])).toEqual(paused);
+    const stale = docket(['--db', db, 'runs', 'resume', runId, '--reason', 'go', '--expected-revision', '1']);
+    expect(stale.code).toBe(1);
+    expect(stale.err).toMatch(/^REVISION_CONFLICT: /);
+    expect(json(['runs', 'resume', runId, '--reason', 'go'])).toMatchObject({ kind: 'applied', status: 'pending' });
+    const human = docket([
+      '--db',
+      db,
+      'runs',
+      'cancel',
+      runId,
+      '--reason',
+      'wrong release',
+      '--command-id',
+      'ticket-42',
+    ]);
+    expect(human).toMatchObject({ code: 0 });
+    expect(human.out).toMatch(/applied: run \w+ is cancelled/);
+    const history = await api.operator.runs.history(runId);
+    expect(history.at(-1)).toMatchObject({
+      reason: 'OPERATOR_STOP',
+      actor: 'operator',
+      detail: { reason: 'wrong release' },
+    });
+  });
+
+  it('lists and replays dead letters', async () => {
+    const listed = json(['dead-letters', 'list']);
+    expect(listed).toEqual(JSON.parse(JSON.stringify(await api.operator.deadLetters.list())));
+    expect(listed.items).toHaveLength(1);
+    const eventId = listed.items[0].eventId as string;
+    expect(eventId).toBe(`${ids.failed}:1:failure`);
+    expect(json(['dead-letters', 'replay', eventId, '--reason', 'receiver fixed'])).toMatchObject({
+      kind: 'applied',
+      status: 'pending',
+    });
+    expect(json(['dead-letters', 'list']).items).toEqual([]);
+  });
+
+  it('runs gc and health', async () => {
+    expect(json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
+    expect(json(['health'])).toEqual({ status: 'ready', reasons: [] });
+    expect(docket(['--db', db, 'health']).out.trim()).toBe('ready');
+  });
+});
+
+describe('docket providers check', () => {
+  it('checks a provider configured in the environment against the local model, never printing the key', async () => {
+    const env = {
+      DOCKET_PROVIDER_LOCALHTTP_KIND: 'openai-compatible',
+      DOCKET_PROVIDER_LOCALHTTP_BASE_URL: local.baseUrl,
+      DOCKET_PROVIDER_LOCALHTTP_MODEL: 'local-check',
+      DOCKET_PROVIDER_LOCALHTTP_API_KEY: 'sk-cli-secret-value',
+    };
+    const before = local.requestCount;
+    const result = await docketAsync(['providers', 'check', '--provider', 'localhttp', '--json'], env);
+    expect(result.code, result.err).toBe(0);
+    expect(JSON.parse(result.out)).toMatchObject({ provider: 'localhttp', model: 'local-check', finishReason: 'stop' });
+    expect(local.requestCount).toBe(before + 1);
+    expect(`${result.out}${result.err}`).not.toContain('sk-cli-secret-value');
+  });
+
+  it('reports a failing model with its code and exit 1', async () => {
+    local.fail('http500', 1);
+    const result = await docketAsync(['providers', 'check'], {
+      DOCKET_PROVIDER_LOCALHTTP_KIND: 'openai-compatible',
+      DOCKET_PROVIDER_LOCALHTTP_BASE_URL: local.baseUrl,
+      DOCKET_PROVIDER_LOCALHTTP_MODEL: 'local-check',
+      DOCKET_PROVIDER_LOCALHTTP_API_KEY: 'sk-cli-secret-value',
+    });
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^PROVIDER_HTTP_ERROR: /);
+    expect(result.err).not.toContain('sk-cli-secret-value');
+  });
+
+  it('starts the local model when nothing is configured', () => {
+    const result = docket(['providers', 'check']);
+    expect(result.code, result.err).toBe(0);
+    expect(result.out).toMatch(/^local \(openai-compatible\): model local, \d+ ms, finish stop/);
+  });
+});
+
+describe('docket usage and files', () => {
+  it.each([
+    [[]],
+    [['--db', 'x', 'nope']],
+    [['--bogus']],
+    [['--db', 'x', 'runs', 'list', '--reason', 'x']],
+    [['--db', 'x', 'runs', 'get']],
+    [['--db', 'x', 'runs', 'get', 'a', 'b']],
+    [['--db', 'x', 'runs', 'cancel', 'a'.repeat(32)]],
+    [['--db', 'x', 'runs', 'list', '--limit', 'ten']],
+    [['--db', 'x', 'runs', 'list', '--status', 'sleeping']],
+    [['runs', 'list']],
+    [['--database-url', 'postgres://x', 'runs', 'list']],
+  ])('exits 2 with a usage line for %j', (args) => {
+    const result = docket(args);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/usage: docket/);
+  });
+
+  it('prints complete help for the command and for each subcommand', () => {
+    const help = docket(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of [
+      'runs list',
+      'runs get',
+      'runs history',
+      'runs cancel',
+      'dead-letters replay',
+      'gc',
+      'health',
+      'providers check',
+    ]) {
+      expect(help.out).toContain(command.split(' ')[0]);
+      const sub = docket([...command.split(' '), '--help']);
+      expect(sub.code).toBe(0);
+      expect(sub.out).toMatch(/^usage: docket/);
+    }
+  });
+
+  it('never creates or changes a file it was only asked to read', () => {
+    const before = fingerprint(db);
+    for (const args of [
+      ['runs', 'list'],
+      ['runs', 'get', ids.done[0] as string],
+      ['runs', 'history', ids.failed],
+      ['dead-letters', 'list'],
+      ['health'],
+    ]) {
+      expect(docket(['--db', db, ...args]).code).toBe(0);
+    }
+    expect(fingerprint(db)).toBe(before);
+    const missing = join(dir, 'missing.sqlite');
+    const result = docket(['--db', missing, 'runs', 'list']);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^CONNECTION_UNAVAILABLE: /);
+    expect(existsSync(missing)).toBe(false);
+    const cancel = docket(['--db', missing, 'runs', 'cancel', 'a'.repeat(32), '--reason', 'x']);
+    expect(cancel.code).toBe(1);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('refuses a file that is not a Docket database without changing it', () => {
+    const other = join(dir, 'other.sqlite');
+    spawnSync(process.execPath, [
+      '-e',
+      `const D=require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});new D(${JSON.stringify(other)}).exec('CREATE TABLE t(x)')`,
+    ]);
+    const before = fingerprint(other);
+    const result = docket(['--db', other, 'runs', 'list']);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^SCHEMA_MISMATCH: /);
+    expect(fingerprint(other)).toBe(before);
+  });
+});
