@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@docket\/core$/, replacement: src('core/src/index.ts') },
       { find: /^@docket\/store-sqlite$/, replacement: src('store-sqlite/src/index.ts') },
       { find: /^@docket\/provider-http$/, replacement: src('provider-http/src/index.ts') },
+      { find: /^@docket\/store-postgres$/, replacement: src('store-postgres/src/index.ts') },
       { find: /^@docket\/examples\/lifecycle$/, replacement: src('examples/src/lifecycle/index.ts') },
     ],
   },

@@ -21,6 +21,20 @@ export type { DeadLetter, Health, Operator, OperatorResult, ReplayResult, RunCom
 export { type CloseResult, type CreateQueueOptions, createQueue, type Queue, type QueueState } from './queue.js';
 export { retryDelayMs } from './retry-policy.js';
 export {
+  claimDueAt,
+  EVENT_COLUMNS,
+  type EventRow,
+  eventParams,
+  type HistoryRow,
+  historyParams,
+  RUN_COLUMNS,
+  type RunRow,
+  rowToEvent,
+  rowToHistory,
+  rowToRun,
+  runParams,
+} from './sql-rows.js';
+export {
   type CancelReason,
   type Decision,
   type Refusal,

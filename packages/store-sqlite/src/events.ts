@@ -3,9 +3,10 @@ import {
   checkEventWrite,
   type EventPlan,
   type EventSelectRequest,
+  eventParams,
   type ListEventsRequest,
+  rowToEvent,
 } from '@docket/core';
-import { eventParams, rowToEvent } from './rows.js';
 import type { Statements } from './statements.js';
 
 /** Writes an event row if its stored revision is still `current`'s. */

@@ -7,9 +7,10 @@ import {
   type Json,
   type RunRecord,
   type RunWrite,
+  rowToEvent,
+  rowToRun,
 } from '@docket/core';
 import { writeEvent } from './events.js';
-import { rowToEvent, rowToRun } from './rows.js';
 import type { Statements } from './statements.js';
 
 /** Runs an operator command once per command id, storing its result as the receipt in the same transaction. */

@@ -8,11 +8,17 @@ import {
   type DefinitionRecord,
   DocketError,
   type EventPlan,
+  eventParams,
   type HistoryEntry,
+  historyParams,
   type Json,
   type PlanResult,
   type RunRecord,
+  type RunRow,
   type RunWrite,
+  rowToHistory,
+  rowToRun,
+  runParams,
   type SelectRequest,
   type Store,
   type StoreCapabilities,
@@ -28,7 +34,6 @@ import { claimEvents, listEvents, transactEvent } from './events.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import { collect, runCommand } from './operator-verbs.js';
-import { eventParams, historyParams, type RunRow, rowToHistory, rowToRun, runParams } from './rows.js';
 import { Statements } from './statements.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */

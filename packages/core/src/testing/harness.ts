@@ -13,8 +13,8 @@ export interface ConformanceHarness<Tx = unknown> {
   store: Store<Tx>;
   /** Another store object on the same data (a second connection); the same object where there is only one. */
   secondStore(): Store<Tx>;
-  /** Writes one application row with `key` inside an effect's transaction. */
-  writeAppRow(tx: Tx, key: string): void;
+  /** Writes one application row with `key` inside an effect's transaction (a store with async transactions may return a promise, which the effect returns). */
+  writeAppRow(tx: Tx, key: string): void | PromiseLike<unknown>;
   /** Counts the application rows with `key`, read directly from the database. */
   countAppRows(key: string): Promise<number>;
   /** Raw readers of Docket's own rows, bypassing the store's getters. */

@@ -63,7 +63,7 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
           execute: (ctx) =>
             ctx.end({
               effect: async (tx) => {
-                h.writeAppRow(tx, ctx.runId);
+                await h.writeAppRow(tx, ctx.runId);
               },
             }),
         },

@@ -1,4 +1,5 @@
-import type { CallbackEventRecord, HistoryEntry, RunRecord } from '@docket/core';
+/** The row layout both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
+import type { CallbackEventRecord, HistoryEntry, RunRecord } from './types.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
 export interface RunRow {
@@ -258,3 +259,70 @@ export function eventParams(event: CallbackEventRecord): EventRow {
     dead_at: event.deadAt,
   };
 }
+
+/** The columns of a run row, in table order. */
+export const RUN_COLUMNS = [
+  'run_id',
+  'namespace',
+  'task_name',
+  'task_version',
+  'definition_hash',
+  'status',
+  'reason',
+  'query',
+  'state',
+  'page',
+  'page_failures',
+  'business_failures',
+  'scheduled_retries',
+  'recoveries',
+  'error',
+  'revision',
+  'trigger',
+  'due_at',
+  'claim_due_at',
+  'deadline_at',
+  'model_call_limit',
+  'model_calls_used',
+  'idempotency_key',
+  'input_hash',
+  'policy',
+  'events',
+  'recovery',
+  'trigger_event',
+  'fence',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** The columns of a callback event row, in table order. */
+export const EVENT_COLUMNS = [
+  'event_id',
+  'namespace',
+  'run_id',
+  'task_name',
+  'task_version',
+  'kind',
+  'batch_id',
+  'sequence',
+  'status',
+  'delivery_attempt',
+  'replay_generation',
+  'revision',
+  'due_at',
+  'timestamp',
+  'query',
+  'state',
+  'error',
+  'last_error',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'created_at',
+  'updated_at',
+  'delivered_at',
+  'dead_at',
+] as const;

@@ -1,0 +1,66 @@
+import { DocketError } from '@docket/core';
+
+/** Tracks whether a transaction had reached its COMMIT when an error arrived. */
+export class OutcomeTracker {
+  private atCommit = false;
+  /** Called when the work is done and the driver is about to send COMMIT. */
+  committing(): void {
+    this.atCommit = true;
+  }
+  get reachedCommit(): boolean {
+    return this.atCommit;
+  }
+}
+
+/** SQLSTATE classes and codes that mean the connection, not the statement, failed. */
+const CONNECTION_LOST = /^(08|57P0[1-3])/;
+
+function sqlState(error: unknown): string | undefined {
+  const direct = (error as { code?: unknown })?.code;
+  if (typeof direct === 'string' && /^[0-9A-Z]{5}$/.test(direct)) return direct;
+  const cause = (error as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof cause === 'string' && /^[0-9A-Z]{5}$/.test(cause) ? cause : undefined;
+}
+
+function connectionLost(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return CONNECTION_LOST.test(state);
+  const text = `${(error as Error)?.message ?? ''} ${(error as { cause?: Error })?.cause?.message ?? ''}`;
+  return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|closed/i.test(text);
+}
+
+/**
+ * Maps an error of a store transaction. An error thrown by core's plan (a DocketError, or the application's effect
+ * or check) passes through; a lost connection at COMMIT is `OUTCOME_UNKNOWN` (read before retrying); a lost
+ * connection before it is `CONNECTION_UNAVAILABLE` (nothing was written); any other driver error `STORAGE_FAILURE`.
+ */
+export function classify(
+  error: unknown,
+  outcome: OutcomeTracker,
+  operation: string,
+  context: { runId?: string; idempotencyKey?: string },
+): unknown {
+  if (error instanceof DocketError) return error;
+  const lost = connectionLost(error);
+  if (lost && outcome.reachedCommit) {
+    return new DocketError(
+      'OUTCOME_UNKNOWN',
+      'the connection was lost while committing: the write may or may not have happened; read before retrying',
+      { operation, outcomeKnown: false, cause: error, ...context },
+    );
+  }
+  if (!outcome.reachedCommit && sqlState(error) === undefined && !lost) return error; // the plan's own error
+  if (lost) {
+    return new DocketError('CONNECTION_UNAVAILABLE', `PostgreSQL connection lost: ${(error as Error).message}`, {
+      operation,
+      cause: error,
+      ...context,
+    });
+  }
+  return new DocketError('STORAGE_FAILURE', `PostgreSQL ${sqlState(error) ?? ''}: ${(error as Error).message}`.trim(), {
+    operation,
+    cause: error,
+    details: { sqlState: sqlState(error) ?? null },
+    ...context,
+  });
+}

@@ -1,0 +1,86 @@
+import { DocketError } from '@docket/core';
+import type { PGlite } from '@electric-sql/pglite';
+import type { Pool, PoolConfig } from 'pg';
+import { createPostgresStore, type PostgresConnection, type PostgresStore } from './postgres-store.js';
+
+export { MIGRATIONS_FOLDER } from './migrations.js';
+export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './postgres-store.js';
+export { docketCommands, docketDefinitions, docketEvents, docketHistory, docketRuns } from './schema.js';
+
+/** Options of `postgresStore`: a connection string, an application's `pg` Pool, or a PGlite instance. */
+export type PostgresStoreOptions = (
+  | {
+      connectionString: string;
+      pool?: undefined;
+      pglite?: undefined;
+      poolConfig?: Omit<PoolConfig, 'connectionString'>;
+    }
+  | { pool: Pool; connectionString?: undefined; pglite?: undefined }
+  | { pglite: PGlite; connectionString?: undefined; pool?: undefined }
+) & {
+  /** The schema Docket's tables live in (several installations can share a database); default `docket`. */
+  schema?: string;
+};
+
+/**
+ * The PostgreSQL store: many worker processes on many machines share it. Claims use `FOR UPDATE SKIP LOCKED`, idle
+ * workers wake on `LISTEN/NOTIFY`, effects may be async, migrations run once under an advisory lock.
+ */
+export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+  const given = ['connectionString', 'pool', 'pglite'].filter(
+    (k) => (options as Record<string, unknown>)?.[k] !== undefined,
+  );
+  if (given.length !== 1) {
+    throw new DocketError('CONFIG_INVALID', 'postgresStore needs exactly one of connectionString, pool and pglite', {
+      operation: 'postgresStore',
+    });
+  }
+  for (const key of Object.keys(options)) {
+    if (!['connectionString', 'pool', 'pglite', 'schema', 'poolConfig'].includes(key)) {
+      throw new DocketError('CONFIG_INVALID', `unknown option ${key}`, { operation: 'postgresStore' });
+    }
+  }
+  return createPostgresStore(() => connect(options), options.schema ?? 'docket');
+}
+
+async function connect(options: PostgresStoreOptions): Promise<PostgresConnection> {
+  if (options.pglite) {
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const client = options.pglite;
+    return {
+      db: drizzle({ client }),
+      listener: { listen: (channel, onNotify) => client.listen(channel, () => onNotify()) },
+      close: async () => {},
+    };
+  }
+  const pg = await import('pg');
+  const { drizzle } = await import('drizzle-orm/node-postgres');
+  const owned = options.pool === undefined;
+  const pool: Pool =
+    options.pool ??
+    new pg.default.Pool({ connectionString: options.connectionString as string, ...options.poolConfig });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Errors of queries reach their callers.
+  });
+  const client = await pool.connect();
+  client.release();
+  return {
+    db: drizzle({ client: pool }),
+    listener: {
+      async listen(channel, onNotify) {
+        const listening = await pool.connect();
+        listening.on('notification', (message) => {
+          if (message.channel === channel) onNotify();
+        });
+        await listening.query(`LISTEN "${channel}"`);
+        return async () => {
+          await listening.query(`UNLISTEN "${channel}"`).catch(() => undefined);
+          listening.release();
+        };
+      },
+    },
+    close: async () => {
+      if (owned) await pool.end();
+    },
+  };
+}

@@ -1,0 +1,546 @@
+import {
+  type CallbackCounts,
+  type CallbackEventRecord,
+  type CommandPlan,
+  type CommandRequest,
+  type CreateRunResult,
+  checkEventWrite,
+  checkWrite,
+  DocketError,
+  EVENT_COLUMNS,
+  type EventPlan,
+  type EventRow,
+  eventParams,
+  type HistoryRow,
+  historyParams,
+  type Json,
+  type PlanResult,
+  RUN_COLUMNS,
+  type RunRecord,
+  type RunRow,
+  type RunWrite,
+  rowToEvent,
+  rowToHistory,
+  rowToRun,
+  runParams,
+  type SelectRequest,
+  type Store,
+  type StoreCapabilities,
+  type TransactPlan,
+} from '@docket/core';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { classify, OutcomeTracker } from './errors.js';
+import { applyMigrations } from './migrations.js';
+
+/** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
+// biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
+export type PostgresTransaction = PgTransaction<PgQueryResultHKT, any, any>;
+
+/** Something that can be LISTENed on: a node-postgres pool (a dedicated client) or a PGlite instance. */
+export interface Listener {
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+}
+
+/** What `postgresStore` needs from a driver: a drizzle database and a way to listen. */
+export interface PostgresConnection {
+  // biome-ignore lint/suspicious/noExplicitAny: any drizzle PG database (node-postgres or PGlite).
+  db: PgDatabase<PgQueryResultHKT, any>;
+  listener: Listener | null;
+  close(): Promise<void>;
+}
+
+/** The PostgreSQL `Store`. */
+export interface PostgresStore extends Store<PostgresTransaction> {
+  /** The schema the tables live in. */
+  readonly schema: string;
+}
+
+const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+
+type Rows<T> = { rows: T[] };
+
+/** Creates the store on a connection made by `connect` (see `index.ts` for `connectionString`, `pool`, `pglite`). */
+export function createPostgresStore(connect: () => Promise<PostgresConnection>, schema = 'docket'): PostgresStore {
+  if (!SCHEMA.test(schema)) {
+    throw new DocketError('CONFIG_INVALID', 'schema must be a lowercase SQL identifier', {
+      operation: 'postgresStore',
+      details: { path: 'schema' },
+    });
+  }
+  const capabilities: StoreCapabilities = { asyncTransactions: true, multiProcess: true };
+  const q = (table: string) => sql.raw(`"${schema}"."${table}"`);
+  const RUNS = q('docket_runs');
+  const HISTORY = q('docket_history');
+  const EVENTS = q('docket_events');
+  const DEFINITIONS = q('docket_definitions');
+  const COMMANDS = q('docket_commands');
+  const channel = `docket_${schema}`;
+  let connection: PostgresConnection | null = null;
+  let opens = 0;
+
+  const live = () => {
+    if (!connection) {
+      throw new DocketError('CONNECTION_UNAVAILABLE', 'the PostgreSQL store is not open: call queue.ready() first', {
+        operation: 'store',
+      });
+    }
+    return connection.db;
+  };
+
+  type Executor = { execute(query: SQL): Promise<unknown> };
+  const rows = async <T>(ex: Executor, query: SQL): Promise<T[]> => ((await ex.execute(query)) as Rows<T>).rows;
+  const values = (row: Record<string, unknown>, columns: readonly string[]) =>
+    sql.join(
+      columns.map((c) => sql`${row[c] ?? null}`),
+      sql`, `,
+    );
+  const columnList = (columns: readonly string[]) => sql.raw(columns.map((c) => `"${c}"`).join(', '));
+
+  async function applyWrite(tx: Executor, current: RunRecord, write: RunWrite): Promise<void> {
+    checkWrite(current, write);
+    const row = runParams(write.run) as unknown as Record<string, unknown>;
+    const sets = sql.join(
+      RUN_COLUMNS.filter((c) => c !== 'run_id').map((c) => sql`${sql.raw(`"${c}"`)} = ${row[c] ?? null}`),
+      sql`, `,
+    );
+    const updated = await rows<{ run_id: string }>(
+      tx,
+      sql`UPDATE ${RUNS} SET ${sets} WHERE run_id = ${current.runId} AND revision = ${current.revision} RETURNING run_id`,
+    );
+    if (updated.length !== 1) throw new Error(`internal: run ${current.runId} moved during its transaction`);
+    for (const entry of write.history) await insertHistory(tx, historyParams(write.run.runId, entry));
+    for (const event of write.events) {
+      const e = eventParams(event) as unknown as Record<string, unknown>;
+      await tx.execute(
+        sql`INSERT INTO ${EVENTS} (${columnList(EVENT_COLUMNS)}) VALUES (${values(e, EVENT_COLUMNS)}) ON CONFLICT (event_id) DO NOTHING`,
+      );
+    }
+    if (write.run.status === 'pending' || write.run.status === 'retrying' || write.events.length > 0) {
+      await tx.execute(sql`SELECT pg_notify(${channel}, ${write.run.namespace})`);
+    }
+  }
+
+  function insertHistory(tx: Executor, h: HistoryRow) {
+    const row = h as unknown as Record<string, unknown>;
+    const cols = ['run_id', 'seq', 'at', 'from_status', 'to_status', 'reason', 'actor', 'detail'];
+    return tx.execute(sql`INSERT INTO ${HISTORY} (${columnList(cols)}) VALUES (${values(row, cols)})`);
+  }
+
+  async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
+    checkEventWrite(current, next);
+    const row = eventParams(next) as unknown as Record<string, unknown>;
+    const sets = sql.join(
+      EVENT_COLUMNS.filter((c) => c !== 'event_id').map((c) => sql`${sql.raw(`"${c}"`)} = ${row[c] ?? null}`),
+      sql`, `,
+    );
+    const updated = await rows(
+      tx,
+      sql`UPDATE ${EVENTS} SET ${sets} WHERE event_id = ${current.eventId} AND revision = ${current.revision} RETURNING event_id`,
+    );
+    if (updated.length !== 1) throw new Error(`internal: event ${current.eventId} moved during its transaction`);
+    if (next.status === 'pending' || next.status === 'retrying') {
+      await tx.execute(sql`SELECT pg_notify(${channel}, ${next.namespace})`);
+    }
+  }
+
+  /** Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN. */
+  async function inTransaction<T>(
+    operation: string,
+    work: (tx: PostgresTransaction, outcome: OutcomeTracker) => Promise<T>,
+    context: { runId?: string; idempotencyKey?: string } = {},
+  ): Promise<T> {
+    const db = live();
+    const outcome = new OutcomeTracker();
+    try {
+      return await db.transaction(async (tx) => {
+        const value = await work(tx as PostgresTransaction, outcome);
+        outcome.committing();
+        return value;
+      });
+    } catch (error) {
+      throw classify(error, outcome, operation, context);
+    }
+  }
+
+  async function selectAndApply(request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+    return inTransaction('store.claimDue', async (tx) => {
+      let candidates: RunRow[];
+      if (expired) {
+        candidates = await rows<RunRow>(
+          tx,
+          sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND lease_expires_at IS NOT NULL
+              AND lease_expires_at <= ${request.now} ORDER BY lease_expires_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+        );
+      } else {
+        candidates = [];
+        for (const task of request.tasks) {
+          candidates.push(
+            ...(await rows<RunRow>(
+              tx,
+              sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND task_name = ${task.name}
+                  AND task_version = ${task.version} AND claim_due_at IS NOT NULL AND claim_due_at <= ${request.now}
+                  ORDER BY claim_due_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+            )),
+          );
+        }
+      }
+      const written: RunRecord[] = [];
+      for (const row of candidates) {
+        if (written.length >= request.limit) break;
+        const run = rowToRun(row);
+        const write = request.plan(run);
+        if (write === null) continue;
+        await applyWrite(tx, run, write);
+        written.push(write.run);
+      }
+      return written;
+    });
+  }
+
+  const store: PostgresStore = {
+    name: 'postgres',
+    schema,
+    capabilities,
+
+    async open() {
+      if (opens++ > 0) return;
+      try {
+        connection = await connect();
+      } catch (error) {
+        opens = 0;
+        throw new DocketError('CONNECTION_UNAVAILABLE', `cannot connect to PostgreSQL: ${(error as Error).message}`, {
+          operation: 'store.open',
+          cause: error,
+        });
+      }
+      try {
+        await applyMigrations(connection.db, schema);
+      } catch (error) {
+        const db = connection;
+        connection = null;
+        opens = 0;
+        await db.close().catch(() => undefined);
+        throw classify(error, new OutcomeTracker(), 'store.open', {});
+      }
+    },
+
+    async close() {
+      if (opens === 0) return;
+      if (--opens > 0) return;
+      const current = connection;
+      connection = null;
+      await current?.close();
+    },
+
+    async registerDefinition(definition) {
+      const existing = await rows<{ hash: string }>(
+        live(),
+        sql`SELECT hash FROM ${DEFINITIONS} WHERE namespace = ${definition.namespace} AND name = ${definition.name} AND version = ${definition.version}`,
+      );
+      if (existing[0] && existing[0].hash !== definition.hash) {
+        throw new DocketError(
+          'DEFINITION_HASH_CONFLICT',
+          `task ${definition.name}@${definition.version} is already registered with another definition`,
+          { operation: 'queue.ready', details: { name: definition.name, version: definition.version } },
+        );
+      }
+      if (!existing[0]) {
+        await live().execute(
+          sql`INSERT INTO ${DEFINITIONS} (namespace, name, version, hash, definition, created_at)
+              VALUES (${definition.namespace}, ${definition.name}, ${definition.version}, ${definition.hash}, ${JSON.stringify(definition.definition)}, ${Date.now()})
+              ON CONFLICT DO NOTHING`,
+        );
+        const stored = await rows<{ hash: string }>(
+          live(),
+          sql`SELECT hash FROM ${DEFINITIONS} WHERE namespace = ${definition.namespace} AND name = ${definition.name} AND version = ${definition.version}`,
+        );
+        if (stored[0]?.hash !== definition.hash) {
+          throw new DocketError(
+            'DEFINITION_HASH_CONFLICT',
+            `task ${definition.name}@${definition.version} changed concurrently`,
+            {
+              operation: 'queue.ready',
+            },
+          );
+        }
+      }
+    },
+
+    createRun(request) {
+      const { run } = request;
+      return inTransaction(
+        'task.start',
+        async (tx): Promise<CreateRunResult> => {
+          // Serialise starts of one key (and the capacity count) without blocking other keys.
+          await tx.execute(
+            sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${run.namespace}:${run.taskName}:${run.idempotencyKey ?? run.runId}`}, 0))`,
+          );
+          if (run.idempotencyKey !== null) {
+            const existing = await rows<RunRow>(
+              tx,
+              sql`SELECT * FROM ${RUNS} WHERE namespace = ${run.namespace} AND task_name = ${run.taskName} AND idempotency_key = ${run.idempotencyKey}`,
+            );
+            if (existing[0]) return { kind: 'existing', run: rowToRun(existing[0]) };
+          }
+          if (request.maxRuns !== null) {
+            const [count] = await rows<{ n: string | number }>(
+              tx,
+              sql`SELECT count(*) AS n FROM ${RUNS} WHERE namespace = ${run.namespace}`,
+            );
+            if (Number(count?.n ?? 0) >= request.maxRuns) return { kind: 'capacity' };
+          }
+          const row = runParams(run) as unknown as Record<string, unknown>;
+          await tx.execute(sql`INSERT INTO ${RUNS} (${columnList(RUN_COLUMNS)}) VALUES (${values(row, RUN_COLUMNS)})`);
+          await insertHistory(tx, historyParams(run.runId, request.history));
+          if (run.status === 'pending') await tx.execute(sql`SELECT pg_notify(${channel}, ${run.namespace})`);
+          return { kind: 'created', run };
+        },
+        { runId: run.runId, ...(run.idempotencyKey === null ? {} : { idempotencyKey: run.idempotencyKey }) },
+      );
+    },
+
+    async getRun(namespace, runId) {
+      const found = await rows<RunRow>(
+        live(),
+        sql`SELECT * FROM ${RUNS} WHERE namespace = ${namespace} AND run_id = ${runId}`,
+      );
+      return found[0] ? rowToRun(found[0]) : null;
+    },
+
+    async getHistory(namespace, runId) {
+      const found = await rows<HistoryRow>(
+        live(),
+        sql`SELECT h.* FROM ${HISTORY} h JOIN ${RUNS} r ON r.run_id = h.run_id AND r.namespace = ${namespace}
+            WHERE h.run_id = ${runId} ORDER BY h.seq`,
+      );
+      return found.map(rowToHistory);
+    },
+
+    async callbackCounts(namespace, runId): Promise<CallbackCounts> {
+      const counts = { pending: 0, delivered: 0, deadLetters: 0 };
+      const found = await rows<{ status: string; n: string | number }>(
+        live(),
+        sql`SELECT status, count(*) AS n FROM ${EVENTS} WHERE run_id = ${runId} AND namespace = ${namespace} GROUP BY status`,
+      );
+      for (const { status, n } of found) {
+        if (status === 'delivered') counts.delivered += Number(n);
+        else if (status === 'dead_letter') counts.deadLetters += Number(n);
+        else counts.pending += Number(n);
+      }
+      return counts;
+    },
+
+    transact<T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) {
+      return inTransaction(
+        'store.transact',
+        async (tx) => {
+          const found = await rows<RunRow>(
+            tx,
+            sql`SELECT * FROM ${RUNS} WHERE namespace = ${namespace} AND run_id = ${runId} FOR UPDATE`,
+          );
+          const current = found[0] ? rowToRun(found[0]) : null;
+          const { write, value } = (await plan(tx, current)) as PlanResult<T>;
+          if (write !== null) {
+            if (current === null) throw new Error('internal: write for a missing run');
+            await applyWrite(tx, current, write);
+          }
+          return value;
+        },
+        { runId },
+      );
+    },
+
+    claimDue: (request) => selectAndApply(request, false),
+    recoverExpired: (request) => selectAndApply({ ...request, tasks: [] }, true),
+
+    async nextDueAt(namespace, tasks) {
+      let earliest: number | null = null;
+      for (const task of tasks) {
+        const [row] = await rows<{ due: number | null }>(
+          live(),
+          sql`SELECT min(claim_due_at) AS due FROM ${RUNS} WHERE namespace = ${namespace} AND task_name = ${task.name}
+              AND task_version = ${task.version} AND claim_due_at IS NOT NULL`,
+        );
+        const due = row?.due === null || row?.due === undefined ? null : Number(row.due);
+        if (due !== null && (earliest === null || due < earliest)) earliest = due;
+      }
+      return earliest;
+    },
+
+    claimEvents(request) {
+      return inTransaction('store.claimEvents', async (tx) => {
+        const due = await rows<EventRow>(
+          tx,
+          sql`SELECT * FROM ${EVENTS} WHERE namespace = ${request.namespace}
+              AND ((status IN ('pending', 'retrying') AND due_at <= ${request.now})
+                OR (status = 'delivering' AND lease_expires_at <= ${request.now}))
+              ORDER BY due_at LIMIT ${request.limit * 4} FOR UPDATE SKIP LOCKED`,
+        );
+        const written: CallbackEventRecord[] = [];
+        for (const row of due) {
+          if (written.length >= request.limit) break;
+          const event = rowToEvent(row);
+          const wanted = request.tasks.some(
+            (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
+          );
+          if (!wanted) continue;
+          const next = request.plan(event);
+          if (next === null) continue;
+          await writeEvent(tx, event, next);
+          written.push(next);
+        }
+        return written;
+      });
+    },
+
+    transactEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>) {
+      return inTransaction('store.transactEvent', async (tx) => {
+        const found = await rows<EventRow>(
+          tx,
+          sql`SELECT * FROM ${EVENTS} WHERE namespace = ${namespace} AND event_id = ${eventId} FOR UPDATE`,
+        );
+        const current = found[0] ? rowToEvent(found[0]) : null;
+        const { write, value } = plan(current);
+        if (write !== null) {
+          if (current === null) throw new Error('internal: write for a missing event');
+          await writeEvent(tx, current, write);
+        }
+        return value;
+      });
+    },
+
+    async listEvents(request) {
+      const found = await rows<EventRow>(
+        live(),
+        sql`SELECT * FROM ${EVENTS} WHERE namespace = ${request.namespace} AND status = ${request.status}
+            AND event_id > ${request.after ?? ''} ORDER BY event_id LIMIT ${request.limit}`,
+      );
+      return found.map(rowToEvent);
+    },
+
+    async listRuns(request) {
+      const filters = [sql`namespace = ${request.namespace}`, sql`run_id > ${request.after ?? ''}`];
+      if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
+      if (request.status !== null) filters.push(sql`status = ${request.status}`);
+      const found = await rows<RunRow>(
+        live(),
+        sql`SELECT * FROM ${RUNS} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id LIMIT ${request.limit}`,
+      );
+      return found.map(rowToRun);
+    },
+
+    runCommand<T extends Json>(namespace: string, command: CommandRequest, plan: CommandPlan<T>) {
+      return inTransaction('store.runCommand', async (tx) => {
+        await tx.execute(
+          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${namespace}:command:${command.commandId}`}, 0))`,
+        );
+        const [receipt] = await rows<{ request_hash: string; result: string }>(
+          tx,
+          sql`SELECT request_hash, result FROM ${COMMANDS} WHERE namespace = ${namespace} AND command_id = ${command.commandId}`,
+        );
+        if (receipt)
+          return { result: JSON.parse(receipt.result) as T, replayed: true, requestHash: receipt.request_hash };
+        const runRow =
+          command.runId === undefined
+            ? undefined
+            : (
+                await rows<RunRow>(
+                  tx,
+                  sql`SELECT * FROM ${RUNS} WHERE namespace = ${namespace} AND run_id = ${command.runId} FOR UPDATE`,
+                )
+              )[0];
+        const eventRow =
+          command.eventId === undefined
+            ? undefined
+            : (
+                await rows<EventRow>(
+                  tx,
+                  sql`SELECT * FROM ${EVENTS} WHERE namespace = ${namespace} AND event_id = ${command.eventId} FOR UPDATE`,
+                )
+              )[0];
+        const run = runRow ? rowToRun(runRow) : null;
+        const event = eventRow ? rowToEvent(eventRow) : null;
+        const decided = plan({ run, event });
+        if (decided.run !== null) {
+          if (run === null) throw new Error('internal: command write for a missing run');
+          await applyWrite(tx, run, decided.run);
+        }
+        if (decided.event !== null) {
+          if (event === null) throw new Error('internal: command write for a missing event');
+          await writeEvent(tx, event, decided.event);
+        }
+        await tx.execute(
+          sql`INSERT INTO ${COMMANDS} (namespace, command_id, request_hash, result, created_at)
+              VALUES (${namespace}, ${command.commandId}, ${command.requestHash}, ${JSON.stringify(decided.result)}, ${command.now})`,
+        );
+        return { result: decided.result, replayed: false, requestHash: command.requestHash };
+      });
+    },
+
+    collect(request) {
+      return inTransaction('operator.maintenance.collect', async (tx) => {
+        const cutoff = Math.max(0, Math.floor(request.runsBefore)).toString(16).padStart(12, '0');
+        const candidates = await rows<RunRow>(
+          tx,
+          sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND run_id > ${request.after ?? ''}
+              AND run_id < ${cutoff} ORDER BY run_id LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+        );
+        const counts = { runs: 0, events: 0, deadLetters: 0 };
+        for (const row of candidates) {
+          const terminal = row.status === 'success' || row.status === 'failed' || row.status === 'cancelled';
+          if (!terminal || Number(row.updated_at) >= request.runsBefore) continue;
+          const [unsettled] = await rows<{ n: string | number }>(
+            tx,
+            sql`SELECT count(*) AS n FROM ${EVENTS} WHERE run_id = ${row.run_id} AND status IN ('pending', 'retrying', 'delivering')`,
+          );
+          if (Number(unsettled?.n ?? 0) > 0) continue;
+          counts.events += (
+            await rows(
+              tx,
+              sql`DELETE FROM ${EVENTS} WHERE run_id = ${row.run_id} AND status = 'delivered' RETURNING event_id`,
+            )
+          ).length;
+          await tx.execute(sql`DELETE FROM ${HISTORY} WHERE run_id = ${row.run_id}`);
+          await tx.execute(sql`DELETE FROM ${RUNS} WHERE run_id = ${row.run_id}`);
+          counts.runs++;
+        }
+        counts.events += (
+          await rows(
+            tx,
+            sql`DELETE FROM ${EVENTS} WHERE namespace = ${request.namespace} AND status = 'delivered' AND delivered_at < ${request.runsBefore} RETURNING event_id`,
+          )
+        ).length;
+        counts.deadLetters += (
+          await rows(
+            tx,
+            sql`DELETE FROM ${EVENTS} WHERE namespace = ${request.namespace} AND status = 'dead_letter' AND dead_at < ${request.deadLettersBefore} RETURNING event_id`,
+          )
+        ).length;
+        await tx.execute(
+          sql`DELETE FROM ${COMMANDS} WHERE namespace = ${request.namespace} AND created_at < ${request.runsBefore}`,
+        );
+        const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;
+        return { ...counts, next };
+      });
+    },
+
+    subscribe(listener) {
+      let stop: (() => Promise<void>) | null = null;
+      let cancelled = false;
+      const conn = connection;
+      void conn?.listener
+        ?.listen(channel, listener)
+        .then((unlisten) => {
+          if (cancelled) void unlisten().catch(() => undefined);
+          else stop = unlisten;
+        })
+        .catch(() => undefined);
+      return () => {
+        cancelled = true;
+        void stop?.().catch(() => undefined);
+      };
+    },
+  };
+  return store;
+}

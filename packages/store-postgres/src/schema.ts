@@ -1,0 +1,139 @@
+import { sql } from 'drizzle-orm';
+import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+
+// Tables are declared without a schema: the migrations run with `search_path` set to the store's `schema` option,
+// so one database can hold several Docket installations. Times are epoch milliseconds in double precision (exact
+// to 2^53, read back as JavaScript numbers by every driver); JSON is kept as text, as the SQLite store does.
+
+/** One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). */
+export const docketRuns = pgTable(
+  'docket_runs',
+  {
+    runId: text('run_id').primaryKey(),
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    definitionHash: text('definition_hash').notNull(),
+    status: text('status').notNull(),
+    reason: text('reason').notNull(),
+    query: text('query').notNull(),
+    state: text('state'),
+    page: integer('page').notNull(),
+    pageFailures: integer('page_failures').notNull(),
+    businessFailures: integer('business_failures').notNull(),
+    scheduledRetries: integer('scheduled_retries').notNull(),
+    recoveries: integer('recoveries').notNull(),
+    error: text('error'),
+    revision: integer('revision').notNull(),
+    trigger: text('trigger'),
+    dueAt: doublePrecision('due_at'),
+    claimDueAt: doublePrecision('claim_due_at'),
+    deadlineAt: doublePrecision('deadline_at'),
+    modelCallLimit: integer('model_call_limit'),
+    modelCallsUsed: integer('model_calls_used').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    inputHash: text('input_hash').notNull(),
+    policy: text('policy').notNull(),
+    events: text('events').notNull(),
+    recovery: text('recovery').notNull(),
+    triggerEvent: text('trigger_event'),
+    fence: integer('fence').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseToken: integer('lease_token'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+  },
+  (t) => [
+    index('docket_runs_claim')
+      .on(t.namespace, t.taskName, t.taskVersion, t.claimDueAt)
+      .where(sql`${t.claimDueAt} IS NOT NULL`),
+    index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
+    uniqueIndex('docket_runs_idempotency')
+      .on(t.namespace, t.taskName, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} IS NOT NULL`),
+  ],
+);
+
+/** One row per transition. */
+export const docketHistory = pgTable(
+  'docket_history',
+  {
+    runId: text('run_id').notNull(),
+    seq: integer('seq').notNull(),
+    at: text('at').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason').notNull(),
+    actor: text('actor').notNull(),
+    detail: text('detail'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** One row per callback event. */
+export const docketEvents = pgTable(
+  'docket_events',
+  {
+    eventId: text('event_id').primaryKey(),
+    namespace: text('namespace').notNull(),
+    runId: text('run_id').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    kind: text('kind').notNull(),
+    batchId: text('batch_id').notNull(),
+    sequence: integer('sequence').notNull(),
+    status: text('status').notNull(),
+    deliveryAttempt: integer('delivery_attempt').notNull(),
+    replayGeneration: integer('replay_generation').notNull(),
+    revision: integer('revision').notNull(),
+    dueAt: doublePrecision('due_at').notNull(),
+    timestamp: text('timestamp').notNull(),
+    query: text('query').notNull(),
+    state: text('state'),
+    error: text('error'),
+    lastError: text('last_error'),
+    leaseOwner: text('lease_owner'),
+    leaseToken: integer('lease_token'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    deliveredAt: doublePrecision('delivered_at'),
+    deadAt: doublePrecision('dead_at'),
+  },
+  (t) => [
+    index('docket_events_run').on(t.runId),
+    index('docket_events_due').on(t.namespace, t.status, t.dueAt),
+    index('docket_events_list').on(t.namespace, t.status, t.eventId),
+  ],
+);
+
+/** Registered definitions. */
+export const docketDefinitions = pgTable(
+  'docket_definitions',
+  {
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    hash: text('hash').notNull(),
+    definition: text('definition').notNull(),
+    createdAt: doublePrecision('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.name, t.version] })],
+);
+
+/** Operator command receipts. */
+export const docketCommands = pgTable(
+  'docket_commands',
+  {
+    namespace: text('namespace').notNull(),
+    commandId: text('command_id').notNull(),
+    requestHash: text('request_hash').notNull(),
+    result: text('result').notNull(),
+    createdAt: doublePrecision('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.commandId] }),
+    index('docket_commands_created').on(t.namespace, t.createdAt),
+  ],
+);

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import type { ConformanceHarness } from '@docket/core/testing';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { type PostgresTransaction, postgresStore } from '../src/index.js';
+
+/** The server CI provides; without it the suite runs on PGlite, so `pnpm test` passes on a laptop. */
+export const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
+
+/** A fresh schema name for one test. */
+export const freshSchema = () => `docket_t_${randomBytes(6).toString('hex')}`;
+
+interface Backend {
+  options(schema: string): Parameters<typeof postgresStore>[0];
+  query<T>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** One backend per test file: a pool on the real server, or one PGlite instance. */
+export async function backend(): Promise<Backend> {
+  if (DATABASE_URL) {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
+    return {
+      options: (schema) => ({ pool, schema }),
+      query: async (text, params) => (await pool.query(text, params as unknown[])).rows,
+      close: () => pool.end(),
+    };
+  }
+  const lite = new PGlite();
+  await lite.waitReady;
+  return {
+    options: (schema) => ({ pglite: lite, schema }),
+    query: async <T>(text: string, params?: unknown[]) => (await lite.query<T>(text, params)).rows,
+    close: () => lite.close(),
+  };
+}
+
+/** A conformance harness on a fresh schema of `db`, with an app table for effects and raw readers. */
+export async function postgresHarness(db: Backend): Promise<ConformanceHarness<PostgresTransaction>> {
+  const schema = freshSchema();
+  await db.query(`CREATE SCHEMA "${schema}"`);
+  await db.query(`CREATE TABLE "${schema}".app_rows (id serial PRIMARY KEY, key text NOT NULL)`);
+  const store = postgresStore(db.options(schema));
+  return {
+    store,
+    secondStore: () => postgresStore(db.options(schema)),
+    writeAppRow: (tx, key) =>
+      tx.execute(sql`INSERT INTO ${sql.raw(`"${schema}".app_rows`)} (key) VALUES (${key})`) as never,
+    countAppRows: async (key) =>
+      Number(
+        (await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".app_rows WHERE key = $1`, [key]))[0]?.n,
+      ),
+    raw: {
+      run: async (runId) =>
+        (
+          await db.query<{ status: string; revision: number }>(
+            `SELECT status, revision FROM "${schema}".docket_runs WHERE run_id = $1`,
+            [runId],
+          )
+        )[0] ?? null,
+      historyCount: async (runId) =>
+        Number(
+          (
+            await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".docket_history WHERE run_id = $1`, [
+              runId,
+            ])
+          )[0]?.n,
+        ),
+    },
+    cleanup: async () => {
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    },
+  };
+}
