@@ -8,5 +8,13 @@ export default defineConfig({
     'batch/receipts': 'src/batch/receipts.ts',
     'batch/cli': 'src/batch/cli.ts',
   }),
-  external: ['@docket/core', '@docket/store-sqlite', '@docket/provider-http', 'better-sqlite3', 'drizzle-orm'],
+  external: [
+    '@docket/core',
+    '@docket/store-sqlite',
+    '@docket/store-postgres',
+    'pg',
+    '@docket/provider-http',
+    'better-sqlite3',
+    'drizzle-orm',
+  ],
 });

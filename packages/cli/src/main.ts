@@ -1,7 +1,16 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
+import {
+  createQueue,
+  DocketError,
+  isDocketError,
+  type Queue,
+  RUN_STATUSES,
+  type RunStatus,
+  type Store,
+} from '@docket/core';
 import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
 import { COMMAND_USAGE, USAGE } from './usage.js';
@@ -21,6 +30,7 @@ const FLAGS = {
   db: { type: 'string' },
   'database-url': { type: 'string' },
   namespace: { type: 'string' },
+  schema: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   status: { type: 'string' },
@@ -53,7 +63,7 @@ const ALLOWED: Record<string, string[]> = {
   health: [],
   'providers check': ['provider'],
 };
-const GLOBAL = ['db', 'database-url', 'namespace', 'json', 'help'];
+const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help'];
 const NEEDS_ID = new Set([
   'runs get',
   'runs history',
@@ -112,17 +122,26 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
     const databaseUrl = values['database-url'] ?? (values.db === undefined ? io.env.DOCKET_DATABASE_URL : undefined);
     const file = values.db ?? (databaseUrl === undefined ? io.env.DOCKET_DB : undefined);
-    if (databaseUrl !== undefined) {
-      throw new UsageError(
-        '--database-url needs @docket/store-postgres, which this version of the command does not include',
-      );
+    if (databaseUrl !== undefined && values.db !== undefined)
+      throw new UsageError('name one store: --db or --database-url');
+    if (databaseUrl === undefined && file === undefined) {
+      throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB), or --database-url <postgres://...>');
     }
-    if (file === undefined) throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB)');
-    if (!existsSync(file)) {
+    if (file !== undefined && !existsSync(file)) {
       throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
     }
+    // The command only reads and steers runs; the transaction type of either store does not matter here.
+    const store: Store =
+      databaseUrl !== undefined
+        ? (postgresStore({
+            connectionString: databaseUrl,
+            ...(values.schema ? { schema: values.schema } : {}),
+          }) as unknown as Store)
+        : sqliteStore(
+            WRITES.has(command) ? { filename: file as string } : { filename: file as string, readonly: true },
+          );
     const queue = createQueue({
-      store: sqliteStore(WRITES.has(command) ? { filename: file } : { filename: file, readonly: true }),
+      store,
       namespace: values.namespace ?? 'default',
       runtime: { mode: 'producer' },
     });

@@ -1,5 +1,5 @@
 /** The command's usage, short. */
-export const USAGE = `usage: docket [--db <file.sqlite>] [--namespace <ns>] [--json] <command>
+export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgres://...> [--schema <s>]] [--namespace <ns>] [--json] <command>
 
 commands:
   runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>]
@@ -12,7 +12,7 @@ commands:
   health
   providers check [--provider <name>]
 
-The store: --db or DOCKET_DB. --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
+The store: --db (or DOCKET_DB) or --database-url (or DOCKET_DATABASE_URL). --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
 
 const steer = (
   verb: string,

@@ -232,7 +232,7 @@ describe('docket usage and files', () => {
     [['--db', 'x', 'runs', 'list', '--limit', 'ten']],
     [['--db', 'x', 'runs', 'list', '--status', 'sleeping']],
     [['runs', 'list']],
-    [['--database-url', 'postgres://x', 'runs', 'list']],
+    [['--database-url', 'postgres://x', '--db', 'x', 'runs', 'list']],
   ])('exits 2 with a usage line for %j', (args) => {
     const result = docket(args);
     expect(result.code).toBe(2);
@@ -293,4 +293,36 @@ describe('docket usage and files', () => {
     expect(result.err).toMatch(/^SCHEMA_MISMATCH: /);
     expect(fingerprint(other)).toBe(before);
   });
+});
+
+// With the server .ci/run provides, the same commands work on PostgreSQL (--database-url).
+describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', () => {
+  it('lists, gets and cancels runs in a PostgreSQL schema', async () => {
+    const url = process.env.DOCKET_TEST_DATABASE_URL as string;
+    const schema = `docket_cli_${Date.now().toString(36)}`;
+    const { postgresStore } = await import('@docket/store-postgres');
+    const queue = createQueue({
+      store: postgresStore({ connectionString: url, schema }),
+      runtime: { mode: 'producer' },
+    });
+    const task = queue.define({ name: 'remote', version: '1' });
+    await queue.ready();
+    try {
+      const { runId } = await task.start({ query: { on: 'postgres' } });
+      const pgArgs = (args: string[]) =>
+        docketAsync(['--database-url', url, '--schema', schema, '--json', ...args], {});
+      const listed = await pgArgs(['runs', 'list']);
+      expect(listed.code, listed.err).toBe(0);
+      expect(JSON.parse(listed.out).items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
+      const cancelled = await pgArgs(['runs', 'cancel', runId, '--reason', 'done with it']);
+      expect(JSON.parse(cancelled.out)).toMatchObject({ kind: 'applied', status: 'cancelled' });
+      expect((await task.get(runId))?.reason).toBe('OPERATOR_STOP');
+    } finally {
+      await queue.close();
+      const pg = await import('pg');
+      const pool = new pg.default.Pool({ connectionString: url });
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    }
+  }, 60_000);
 });

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
+import { type LocalModel, startLocalModel } from '@docket/provider-http';
+import { sqliteStore } from '@docket/store-sqlite';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FlowOptions,
   type FlowOutput,
@@ -15,10 +18,7 @@ import {
   runStateCheck,
   runStatusTracking,
   writeInboxEvent,
-} from '@docket/examples/lifecycle';
-import { type LocalModel, startLocalModel } from '@docket/provider-http';
-import { sqliteStore } from '@docket/store-sqlite';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+} from '../src/lifecycle/index.js';
 
 const CLI = fileURLToPath(new URL('../dist/lifecycle/cli.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'docket-lifecycle-'));

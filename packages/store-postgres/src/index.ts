@@ -62,6 +62,10 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Errors of queries reach their callers.
   });
+  pool.on('connect', (client) => {
+    // A client whose connection dies mid-query also emits 'error'; the query's caller already gets that error.
+    client.on('error', () => undefined);
+  });
   const client = await pool.connect();
   client.release();
   return {

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createQueue } from '@docket/core';
+import { createQueue, type Store } from '@docket/core';
+import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 
@@ -13,6 +14,10 @@ export interface ReceiptsOptions {
   rows?: number;
   /** The page that fails once right after writing its receipts; default 2 (0: no forced failure). */
   failOnPage?: number;
+  /** Keep Docket's runs in PostgreSQL instead of the SQLite file (the sink stays in the file). */
+  databaseUrl?: string;
+  /** With `databaseUrl`: the schema for Docket's tables; default `docket`. */
+  schema?: string;
 }
 
 /** What the example reports. */
@@ -60,8 +65,13 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
   const done = new Promise<void>((resolve) => {
     finished = resolve;
   });
+  // Switching Docket from SQLite to PostgreSQL is this one line.
+  // (The example writes no effect, so the store's transaction type does not matter to it.)
+  const store: Store = options.databaseUrl
+    ? (postgresStore({ connectionString: options.databaseUrl, schema: options.schema ?? 'docket' }) as unknown as Store)
+    : (sqliteStore({ database: db }) as unknown as Store);
   const queue = createQueue({
-    store: sqliteStore({ database: db }),
+    store,
     protocol: { pollMs: 20 },
     defaults: { policy: { backoff: { baseMs: 10, maxMs: 50 } } },
   });
