@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const PUBLIC = ['core', 'store-sqlite', 'provider-http', 'cli'].filter((name) => {
+const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'cli'].filter((name) => {
   try {
     return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
   } catch {
@@ -109,6 +109,8 @@ step('type-check a strict consumer with no path aliases', () => {
 import { runStoreConformance } from '@docket/core/testing';
 import { sqliteStore, type SqliteTransaction } from '@docket/store-sqlite';
 import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { postgresStore, type PostgresTransaction } from '@docket/store-postgres';
+import { main as docketCommand } from '@docket/cli';
 import { sql } from 'drizzle-orm';
 
 export async function main(): Promise<RunInfo<{ n: number }, { done: number }> | null> {
@@ -130,6 +132,9 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
   if (loaded.default !== 'local') throw new DocketError('PROVIDER_CONFIG_INVALID', 'expected local');
   void memoryStore;
   void runStoreConformance;
+  const pgQueue = createQueue({ store: postgresStore({ connectionString: 'postgres://localhost/none', schema: 'docket' }) });
+  pgQueue.define({ name: 'p', version: '1' }, { execute: (ctx) => ctx.end({ effect: async (tx: PostgresTransaction) => { await tx.execute(sql\`SELECT 1\`); } }) });
+  void docketCommand;
   return info;
 }
 `,

@@ -39,6 +39,13 @@ export interface RunRow {
   updated_at: number;
 }
 
+/** The lease stored in a row's three lease columns, or `null`. */
+function leaseOf(row: { lease_owner: string | null; lease_token: number | null; lease_expires_at: number | null }) {
+  return row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
+    ? null
+    : { owner: row.lease_owner, token: Number(row.lease_token), expiresAt: Number(row.lease_expires_at) };
+}
+
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 const parse = <T>(value: string | null): T | null => (value === null ? null : (JSON.parse(value) as T));
 
@@ -119,10 +126,7 @@ export function rowToRun(row: RunRow): RunRecord {
     recovery: row.recovery as RunRecord['recovery'],
     triggerEvent: parse(row.trigger_event),
     fence: row.fence,
-    lease:
-      row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
-        ? null
-        : { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at },
+    lease: leaseOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -218,10 +222,7 @@ export function rowToEvent(row: EventRow): CallbackEventRecord {
     state: parse(row.state),
     error: parse(row.error),
     lastError: parse(row.last_error),
-    lease:
-      row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
-        ? null
-        : { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at },
+    lease: leaseOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     deliveredAt: row.delivered_at,

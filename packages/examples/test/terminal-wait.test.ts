@@ -1,0 +1,40 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/lifecycle/cli.js', import.meta.url));
+const cwd = mkdtempSync(join(tmpdir(), 'docket-terminal-'));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const dueSoon = () => new Date(Date.now() + 1200).toISOString();
+
+// util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
+describe.runIf(existsSync('/usr/bin/script'))('the scheduled flow on a terminal', () => {
+  it('shows what it waits for and the time left on a terminal', () => {
+    const run = spawnSync(
+      '/usr/bin/script',
+      ['-qec', `${process.execPath} ${CLI} scheduled --due-at ${dueSoon()} --wait-ms 5000`, '/dev/null'],
+      {
+        cwd,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/waiting for the due time [^,]+, \d+ ms left/);
+    expect(run.stdout).toMatch(/"status": "success"/);
+  });
+
+  it('shows nothing but the result when output is not a terminal', () => {
+    const run = spawnSync(process.execPath, [CLI, 'scheduled', '--due-at', dueSoon(), '--wait-ms', '5000'], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout).result.job.status).toBe('success');
+  });
+});
