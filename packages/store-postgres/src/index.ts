@@ -1,22 +1,36 @@
 import { DocketError } from '@docket/core';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Pool, PoolConfig } from 'pg';
+import type { Pool } from 'pg';
 import { createPostgresStore, type PostgresConnection, type PostgresStore } from './postgres-store.js';
 
 export { MIGRATIONS_FOLDER } from './migrations.js';
 export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './postgres-store.js';
 export { docketCommands, docketDefinitions, docketEvents, docketHistory, docketRuns } from './schema.js';
 
+/**
+ * A node-postgres `Pool`, typed by shape so that this package's types need neither `pg` nor PGlite installed (both
+ * are optional peers: a user of one does not install the other).
+ */
+export interface PgPoolLike {
+  // biome-ignore lint/suspicious/noExplicitAny: a structural stand-in for pg.Pool's methods.
+  connect(): Promise<any>;
+  end(): Promise<void>;
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool.on has one overload per event.
+  on(...args: any[]): any;
+}
+
+/** A PGlite instance, typed by shape (see `PgPoolLike`). */
+export interface PGliteLike {
+  // biome-ignore lint/suspicious/noExplicitAny: a structural stand-in for PGlite's query.
+  query(...args: any[]): Promise<any>;
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
 /** Options of `postgresStore`: a connection string, an application's `pg` Pool, or a PGlite instance. */
 export type PostgresStoreOptions = (
-  | {
-      connectionString: string;
-      pool?: undefined;
-      pglite?: undefined;
-      poolConfig?: Omit<PoolConfig, 'connectionString'>;
-    }
-  | { pool: Pool; connectionString?: undefined; pglite?: undefined }
-  | { pglite: PGlite; connectionString?: undefined; pool?: undefined }
+  | { connectionString: string; pool?: undefined; pglite?: undefined; poolConfig?: Record<string, unknown> }
+  | { pool: PgPoolLike; connectionString?: undefined; pglite?: undefined }
+  | { pglite: PGliteLike; connectionString?: undefined; pool?: undefined }
 ) & {
   /** The schema Docket's tables live in (several installations can share a database); default `docket`. */
   schema?: string;
@@ -46,7 +60,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 async function connect(options: PostgresStoreOptions): Promise<PostgresConnection> {
   if (options.pglite) {
     const { drizzle } = await import('drizzle-orm/pglite');
-    const client = options.pglite;
+    const client = options.pglite as unknown as PGlite;
     return {
       db: drizzle({ client }),
       listener: { listen: (channel, onNotify) => client.listen(channel, () => onNotify()) },
@@ -57,8 +71,11 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const owned = options.pool === undefined;
   const pool: Pool =
-    options.pool ??
-    new pg.default.Pool({ connectionString: options.connectionString as string, ...options.poolConfig });
+    (options.pool as unknown as Pool | undefined) ??
+    new pg.default.Pool({
+      connectionString: options.connectionString as string,
+      ...('poolConfig' in options ? options.poolConfig : {}),
+    });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Errors of queries reach their callers.
   });
