@@ -76,13 +76,17 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
       connectionString: options.connectionString as string,
       ...('poolConfig' in options ? options.poolConfig : {}),
     });
-  pool.on('error', () => {
-    // An idle client lost its connection; the pool replaces it. Errors of queries reach their callers.
-  });
-  pool.on('connect', (client) => {
-    // A client whose connection dies mid-query also emits 'error'; the query's caller already gets that error.
-    client.on('error', () => undefined);
-  });
+  if (owned) {
+    // Only on a pool this store made: an application's own pool is the application's to watch (and a listener per
+    // store on a shared pool would pile up).
+    pool.on('error', () => {
+      // An idle client lost its connection; the pool replaces it. Errors of queries reach their callers.
+    });
+    pool.on('connect', (client) => {
+      // A client whose connection dies mid-query also emits 'error'; the query's caller already gets that error.
+      client.on('error', () => undefined);
+    });
+  }
   const client = await pool.connect();
   client.release();
   return {
@@ -90,12 +94,15 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
     listener: {
       async listen(channel, onNotify) {
         const listening = await pool.connect();
-        listening.on('notification', (message) => {
+        const onNotification = (message: { channel: string }) => {
           if (message.channel === channel) onNotify();
-        });
+        };
+        listening.on('notification', onNotification);
         await listening.query(`LISTEN "${channel}"`);
         return async () => {
           await listening.query(`UNLISTEN "${channel}"`).catch(() => undefined);
+          // The client goes back to the pool: it must not keep this listener for its next user.
+          listening.off('notification', onNotification);
           listening.release();
         };
       },
