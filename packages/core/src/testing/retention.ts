@@ -62,9 +62,12 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(again.created).toBe(true);
       expect(again.runId).not.toBe(done.runId);
       deliver = true;
-      // The manual clock stands still: move it past any retry the failing receiver scheduled meanwhile.
-      clock.advance(10);
-      await waitFor(async () => (await opened.task.get(stuck.runId))?.callbacks.delivered === 1, 'the late callback');
+      // The manual clock stands still: keep it moving while waiting, so a retry that a delivery still in flight
+      // schedules after this point also comes due.
+      await waitFor(async () => {
+        clock.advance(10);
+        return (await opened.task.get(stuck.runId))?.callbacks.delivered === 1;
+      }, 'the late callback');
       clock.advance(61_000);
       const later = await opened.queue.operator.maintenance.collect();
       expect(later.runs).toBeGreaterThanOrEqual(1);
