@@ -204,5 +204,6 @@ export function step<A, B>(value: A | PromiseLike<A>, allowAsync: boolean, what:
       { operation: 'commit' },
     );
   }
+  // Typed as B for the caller's chain: on an async store the plan returns this promise of B, and the store awaits it.
   return Promise.resolve(value).then(fn) as B;
 }
