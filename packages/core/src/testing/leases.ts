@@ -35,6 +35,27 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       return claimed[0]!;
     }
 
+    /** Runs the recovery sweep once at `now`, as a worker's loop would. */
+    function sweep(now: number, recoveryLimit: number) {
+      return h.store.recoverExpired({
+        namespace: 'default',
+        limit: 10,
+        now,
+        plan: (run) => {
+          const d = transition(run, { type: 'lease_expired', actor: 'sweeper', recoveryLimit }, now);
+          return d.ok ? { run: d.run, history: [d.history], events: d.events } : null;
+        },
+      });
+    }
+
+    /** What the store's current row says to a commit by the dead worker holding fencing token 1 (nothing is written). */
+    function staleCommitVerdict(runId: string, now: number) {
+      return h.store.transact('default', runId, (_tx, current) => {
+        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, now);
+        return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
+      });
+    }
+
     it('recovers an expired lease, refuses the old holder commit, and finishes the run', async () => {
       h = await factory();
       const clock = manualClock();
@@ -66,10 +87,7 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const reasons = (await producer.task.history(runId)).map((e) => e.reason);
       expect(reasons).toEqual(['STARTED', 'CLAIMED', 'LEASE_EXPIRED', 'CLAIMED', 'COMPLETED']);
       // The dead worker's fencing token is stale now: its commit changes nothing.
-      const refused = await h.store.transact('default', runId, (_tx, current) => {
-        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, clock.now());
-        return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
-      });
+      const refused = await staleCommitVerdict(runId, clock.now());
       expect(refused).toBe('TERMINAL');
       expect(await h.countAppRows(runId)).toBe(1);
     });
@@ -85,21 +103,10 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const { runId } = await producer.task.start({ query: null });
       await claimAsDeadWorker(runId, clock.now());
       clock.advance(3001);
-      await h.store.recoverExpired({
-        namespace: 'default',
-        limit: 10,
-        now: clock.now(),
-        plan: (run) => {
-          const d = transition(run, { type: 'lease_expired', actor: 'sweeper', recoveryLimit: 20 }, clock.now());
-          return d.ok ? { run: d.run, history: [d.history], events: d.events } : null;
-        },
-      });
+      await sweep(clock.now(), 20);
       const second = await claimAsDeadWorker(runId, clock.now());
       expect(second.lease?.token).toBe(2);
-      const verdict = await h.store.transact('default', runId, (_tx, current) => {
-        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, clock.now());
-        return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
-      });
+      const verdict = await staleCommitVerdict(runId, clock.now());
       expect(verdict).toBe('LEASE_LOST');
       expect(await h.raw.run(runId)).toMatchObject({ status: 'running' });
     });
@@ -135,20 +142,10 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       });
       queues.push(producer.queue);
       const { runId } = await producer.task.start({ query: null });
-      const sweep = () =>
-        h.store.recoverExpired({
-          namespace: 'default',
-          limit: 10,
-          now: clock.now(),
-          plan: (run) => {
-            const d = transition(run, { type: 'lease_expired', actor: 'sweeper', recoveryLimit: 2 }, clock.now());
-            return d.ok ? { run: d.run, history: [d.history], events: d.events } : null;
-          },
-        });
       for (let i = 0; i < 3; i++) {
         await claimAsDeadWorker(runId, clock.now());
         clock.advance(3001);
-        await sweep();
+        await sweep(clock.now(), 2);
       }
       const info = await producer.task.get(runId);
       expect(info).toMatchObject({ status: 'blocked', reason: 'RECOVERY_EXHAUSTED', recoveries: 2 });
