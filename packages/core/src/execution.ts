@@ -15,8 +15,11 @@ import type { CheckResult, ControlOptions, ExecuteContext, PageControl } from '.
 import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
 import { type TransitionInput, transition } from './state-machine.js';
-import type { PlanResult, RunWrite } from './store.js';
+import type { PlanResult, RunWrite, TransactOptions } from './store.js';
 import type { RunRecord } from './types.js';
+
+/** The hint for plans that only decide a transition: the store may group them with others. */
+const PURE: TransactOptions = Object.freeze({ pure: true });
 
 type Outcome =
   | { kind: 'returned'; value: unknown }
@@ -32,13 +35,18 @@ interface Control extends PageControl {
 /** Writes one state-machine input for a run whose lease this page holds (or any input without a lease token). */
 export async function settle(engine: Engine, runId: string, input: TransitionInput): Promise<RunRecord | null> {
   return engine.store
-    .transact(engine.namespace, runId, (_tx, current) => {
-      if (current === null) return { write: null, value: null };
-      const decision = transition(current, input, engine.now());
-      if (!decision.ok) return { write: null, value: null };
-      const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
-      return { write, value: write };
-    })
+    .transact(
+      engine.namespace,
+      runId,
+      (_tx, current) => {
+        if (current === null) return { write: null, value: null };
+        const decision = transition(current, input, engine.now());
+        if (!decision.ok) return { write: null, value: null };
+        const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+        return { write, value: write };
+      },
+      PURE,
+    )
     .then((write) => {
       engine.written(write);
       return write?.run ?? null;
@@ -210,24 +218,35 @@ async function commit(engine: Engine, task: RegisteredTask, run: RunRecord, toke
   const allowAsync = engine.store.capabilities.asyncTransactions;
   const check = task.handlers?.check;
   try {
-    const write = await engine.store.transact<RunWrite | null>(engine.namespace, run.runId, (tx, current) => {
-      const now = engine.now();
-      const gate = commitGate(current, token, actor, now);
-      if (gate.kind === 'lost') return { write: null, value: null };
-      if (gate.kind === 'deadline') return { write: gate.write, value: gate.write };
-      const held = gate.run;
-      const checked = check
-        ? check({ runId: run.runId, query: frozenCopy(held.query), state: frozenCopy(held.state), phase: 'commit', tx })
-        : ({ ok: true } as CheckResult);
-      return step(checked, allowAsync, 'check', (result: CheckResult) => {
-        const decided = commitDecision(held, token, actor, control, result, engine.checkDetail(result), now);
-        if (decided.kind === 'blocked') return { write: decided.write, value: decided.write };
-        return step(control.effect ? control.effect(tx) : undefined, allowAsync, 'effect', () => ({
-          write: decided.write,
-          value: decided.write,
-        }));
-      });
-    });
+    const write = await engine.store.transact<RunWrite | null>(
+      engine.namespace,
+      run.runId,
+      (tx, current) => {
+        const now = engine.now();
+        const gate = commitGate(current, token, actor, now);
+        if (gate.kind === 'lost') return { write: null, value: null };
+        if (gate.kind === 'deadline') return { write: gate.write, value: gate.write };
+        const held = gate.run;
+        const checked = check
+          ? check({
+              runId: run.runId,
+              query: frozenCopy(held.query),
+              state: frozenCopy(held.state),
+              phase: 'commit',
+              tx,
+            })
+          : ({ ok: true } as CheckResult);
+        return step(checked, allowAsync, 'check', (result: CheckResult) => {
+          const decided = commitDecision(held, token, actor, control, result, engine.checkDetail(result), now);
+          if (decided.kind === 'blocked') return { write: decided.write, value: decided.write };
+          return step(control.effect ? control.effect(tx) : undefined, allowAsync, 'effect', () => ({
+            write: decided.write,
+            value: decided.write,
+          }));
+        });
+      },
+      { pure: check === undefined && control.effect === undefined },
+    );
     engine.written(write);
   } catch (error) {
     if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
@@ -282,16 +301,21 @@ async function settleStop(engine: Engine, runId: string, token: number, reason: 
 
 async function renewLease(engine: Engine, runId: string, token: number): Promise<void> {
   try {
-    const held = await engine.store.transact(engine.namespace, runId, (_tx, current) => {
-      if (!holdsLease(current, token) || current.lease === null) {
-        return { write: null, value: current?.status === 'cancelled' ? ('cancelled' as const) : ('lost' as const) };
-      }
-      const run = {
-        ...current,
-        lease: { ...current.lease, expiresAt: engine.now() + engine.options.protocol.leaseMs },
-      };
-      return { write: { run, history: [], events: [] }, value: 'held' as const };
-    });
+    const held = await engine.store.transact(
+      engine.namespace,
+      runId,
+      (_tx, current) => {
+        if (!holdsLease(current, token) || current.lease === null) {
+          return { write: null, value: current?.status === 'cancelled' ? ('cancelled' as const) : ('lost' as const) };
+        }
+        const run = {
+          ...current,
+          lease: { ...current.lease, expiresAt: engine.now() + engine.options.protocol.leaseMs },
+        };
+        return { write: { run, history: [], events: [] }, value: 'held' as const };
+      },
+      PURE,
+    );
     if (held === 'cancelled') engine.stopLocal(runId, 'cancelled');
     else if (held === 'lost') engine.stopLocal(runId, 'lease_lost');
   } catch {
@@ -324,10 +348,15 @@ async function callModel(
   request: ModelRequest,
 ) {
   if (flight.controller.signal.aborted) throw flight.controller.signal.reason;
-  const verdict = await engine.store.transact(engine.namespace, runId, (_tx, current) => {
-    const planned = planModelCall(current, token, engine.workerActor, engine.now());
-    return { write: planned.kind === 'lost' ? null : planned.write, value: planned };
-  });
+  const verdict = await engine.store.transact(
+    engine.namespace,
+    runId,
+    (_tx, current) => {
+      const planned = planModelCall(current, token, engine.workerActor, engine.now());
+      return { write: planned.kind === 'lost' ? null : planned.write, value: planned };
+    },
+    PURE,
+  );
   if (verdict.kind === 'exhausted') {
     engine.written(verdict.write);
     engine.stopLocal(runId, 'budget');

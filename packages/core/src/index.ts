@@ -32,6 +32,8 @@ export {
   rowToEvent,
   rowToHistory,
   rowToRun,
+  runChanges,
+  runColumn,
   runParams,
 } from './sql-rows.js';
 export {
@@ -64,6 +66,7 @@ export {
   type Store,
   type StoreCapabilities,
   type TaskKey,
+  type TransactOptions,
   type TransactPlan,
   UNSETTLED_EVENT_STATUSES,
 } from './store.js';

@@ -95,6 +95,99 @@ export function runParams(run: RunRecord): RunRow {
   };
 }
 
+/** How a run column is read from a record and encoded (JSON columns as text; those are compared by identity). */
+type RunField = readonly [column: keyof RunRow, read: (run: RunRecord) => unknown, encode: Encode | null];
+type Encode = (value: unknown) => unknown;
+
+/** A JSON column that may hold SQL NULL, and one that always holds text (a null query is the text `null`). */
+const NULLABLE: Encode = (value) => json(value);
+const TEXT: Encode = (value) => JSON.stringify(value);
+
+const RUN_FIELDS: readonly RunField[] = [
+  ['run_id', (r) => r.runId, null],
+  ['namespace', (r) => r.namespace, null],
+  ['task_name', (r) => r.taskName, null],
+  ['task_version', (r) => r.taskVersion, null],
+  ['definition_hash', (r) => r.definitionHash, null],
+  ['status', (r) => r.status, null],
+  ['reason', (r) => r.reason, null],
+  ['query', (r) => r.query, TEXT],
+  ['state', (r) => r.state, NULLABLE],
+  ['page', (r) => r.page, null],
+  ['page_failures', (r) => r.pageFailures, null],
+  ['business_failures', (r) => r.businessFailures, null],
+  ['scheduled_retries', (r) => r.scheduledRetries, null],
+  ['recoveries', (r) => r.recoveries, null],
+  ['error', (r) => r.error, NULLABLE],
+  ['revision', (r) => r.revision, null],
+  ['trigger', (r) => r.trigger, NULLABLE],
+  ['due_at', (r) => r.dueAt, null],
+  ['claim_due_at', (r) => claimDueAt(r), null],
+  ['deadline_at', (r) => r.deadlineAt, null],
+  ['model_call_limit', (r) => r.modelCallLimit, null],
+  ['model_calls_used', (r) => r.modelCallsUsed, null],
+  ['idempotency_key', (r) => r.idempotencyKey, null],
+  ['input_hash', (r) => r.inputHash, null],
+  ['policy', (r) => r.policy, TEXT],
+  ['events', (r) => r.events, TEXT],
+  ['recovery', (r) => r.recovery, null],
+  ['trigger_event', (r) => r.triggerEvent, NULLABLE],
+  ['fence', (r) => r.fence, null],
+  ['lease_owner', (r) => r.lease?.owner ?? null, null],
+  ['lease_token', (r) => r.lease?.token ?? null, null],
+  ['lease_expires_at', (r) => r.lease?.expiresAt ?? null, null],
+  ['created_at', (r) => r.createdAt, null],
+  ['updated_at', (r) => r.updatedAt, null],
+];
+
+/**
+ * The columns a write changes, encoded as `runParams` would encode them. JSON columns count as changed when the
+ * value is another object (transitions copy unchanged values by reference), so nothing unchanged is serialised:
+ * a claim or a settle then costs a handful of scalar columns instead of the whole row.
+ */
+export function runChanges(before: RunRecord, after: RunRecord): Partial<RunRow> {
+  const changes: Record<string, unknown> = {};
+  for (const [column, read, encode] of RUN_FIELDS) {
+    const value = read(after);
+    if (value === read(before)) continue;
+    changes[column] = encode === null ? value : encode(value);
+  }
+  return changes as Partial<RunRow>;
+}
+
+const FIELD_BY_COLUMN = new Map(RUN_FIELDS.map((field) => [field[0], field]));
+
+/** One column of a run, encoded as `runParams` encodes it. */
+export function runColumn(run: RunRecord, column: keyof RunRow): unknown {
+  const field = FIELD_BY_COLUMN.get(column);
+  if (field === undefined) throw new Error(`internal: no run column ${column}`);
+  const value = field[1](run);
+  return field[2] === null ? value : field[2](value);
+}
+
+/**
+ * Parsed values of the JSON columns many runs share word for word (a task's policy and callback kinds): parsed
+ * once, frozen, and shared, so reading a page of runs does not parse the same text for every row.
+ */
+const shared = new Map<string, unknown>();
+function parseShared<T>(text: string): T {
+  let value = shared.get(text);
+  if (value === undefined) {
+    if (shared.size >= 1024) shared.clear();
+    value = deepFreezeJson(JSON.parse(text));
+    shared.set(text, value);
+  }
+  return value as T;
+}
+
+function deepFreezeJson<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreezeJson(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** Rebuilds a `RunRecord` from its row. */
 export function rowToRun(row: RunRow): RunRecord {
   return {
@@ -121,8 +214,8 @@ export function rowToRun(row: RunRow): RunRecord {
     modelCallsUsed: row.model_calls_used,
     idempotencyKey: row.idempotency_key,
     inputHash: row.input_hash,
-    policy: JSON.parse(row.policy),
-    events: JSON.parse(row.events),
+    policy: parseShared(row.policy),
+    events: parseShared(row.events),
     recovery: row.recovery as RunRecord['recovery'],
     triggerEvent: parse(row.trigger_event),
     fence: row.fence,

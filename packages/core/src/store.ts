@@ -46,8 +46,11 @@ export interface Store<Tx = unknown> {
    * transaction (including whatever the plan wrote through `tx`) rolls back and the error is rethrown. The store
    * checks `write.run.revision === current.revision + write.history.length` before writing.
    * With `capabilities.asyncTransactions === false`, `plan` must return synchronously.
+   * `options.pure` promises that `plan` ignores `tx` and has no side effects, so a store may apply it in one
+   * transaction together with other pure plans (group commit); each plan still sees the row as the plans before it
+   * left it, and a plan that throws rejects only its own call.
    */
-  transact<T>(namespace: string, runId: string, plan: TransactPlan<T, Tx>): Promise<T>;
+  transact<T>(namespace: string, runId: string, plan: TransactPlan<T, Tx>, options?: TransactOptions): Promise<T>;
 
   /**
    * Claims due runs: at most `limit` runs of the given tasks whose status is `pending`, `retrying` or `waiting` with
@@ -149,6 +152,12 @@ export interface RunWrite {
   events: CallbackEventRecord[];
 }
 
+/** Hints a caller gives `transact`. */
+export interface TransactOptions {
+  /** The plan neither uses `tx` nor has side effects: the store may group it with other pure plans. */
+  pure?: boolean;
+}
+
 /** What a transaction plan returns: the write to apply (or `null`) and a value handed back to the caller. */
 export interface PlanResult<T> {
   write: RunWrite | null;
@@ -185,6 +194,33 @@ export function checkWrite(current: RunRecord, write: RunWrite): void {
   write.history.forEach((entry, index) => {
     if (entry.seq !== current.revision + index + 1) throw new Error('internal: history seq out of order');
   });
+  if (write.history.length === 0) checkQuietWrite(current, write.run);
+}
+
+/**
+ * A write without history (a lease renewal, a budget reservation) may change only the lease's expiry, the model
+ * call count and `updatedAt`. Stores rely on it: every other change raises the revision, so comparing the revision,
+ * the lease expiry and the model call count tells whether a row is still the one a plan saw.
+ */
+/** Equal as stored: the same value, or JSON values with the same text (a store may hand plans a copy). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  return typeof a === 'object' && typeof b === 'object' && JSON.stringify(a) === JSON.stringify(b);
+}
+
+function checkQuietWrite(current: RunRecord, next: RunRecord): void {
+  for (const key of Object.keys(next) as (keyof RunRecord)[]) {
+    if (key === 'lease' || key === 'modelCallsUsed' || key === 'updatedAt' || sameValue(next[key], current[key])) {
+      continue;
+    }
+    throw new Error(`internal: a write without history changes ${key}`);
+  }
+  const before = current.lease;
+  const after = next.lease;
+  if (before === after) return;
+  if (before === null || after === null || before.owner !== after.owner || before.token !== after.token) {
+    throw new Error('internal: a write without history changes the lease holder');
+  }
 }
 
 /** A selection of callback events to claim, with core's pure plan for each. */

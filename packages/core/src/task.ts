@@ -260,6 +260,7 @@ export function createBatchTask<Q, S>(
         const decision = transitionCancel(current, engine.now());
         return { write: decision, value: { run: decision.run, write: decision } };
       },
+      { pure: true },
     );
     if (result === null) return { found: false, runId };
     engine.written(result.write);
@@ -332,11 +333,16 @@ export function createBatchTask<Q, S>(
           current.dueAt !== null &&
           current.dueAt <= now);
       if (claimable) {
-        const write = await store.transact<RunWrite | null>(namespace, runId, (_tx, latest) => {
-          if (latest === null) return { write: null, value: null };
-          const w = planClaim(latest, engine.workerActor, leaseMs, engine.now(), true);
-          return { write: w, value: w };
-        });
+        const write = await store.transact<RunWrite | null>(
+          namespace,
+          runId,
+          (_tx, latest) => {
+            if (latest === null) return { write: null, value: null };
+            const w = planClaim(latest, engine.workerActor, leaseMs, engine.now(), true);
+            return { write: w, value: w };
+          },
+          { pure: true },
+        );
         engine.written(write);
         if (write === null || write.run.status !== 'running') {
           if (write === null) {

@@ -75,40 +75,45 @@ export async function deliverEvent(engine: Engine, runId: string, event: Trigger
     | { kind: 'conflict' }
     | { kind: 'duplicate' | 'ignored'; status: RunStatus }
     | { kind: 'accepted'; status: RunStatus; write: RunWrite };
-  const outcome = await engine.store.transact<Outcome>(engine.namespace, runId, (_tx, current) => {
-    if (current === null) return { write: null, value: { kind: 'missing' } };
-    if (current.triggerEvent !== null && current.triggerEvent.id === received.id) {
-      return {
-        write: null,
-        value:
-          current.triggerEvent.hash === received.hash
-            ? { kind: 'duplicate', status: current.status }
-            : { kind: 'conflict' },
-      };
-    }
-    const waitsForThis =
-      current.status === 'waiting' &&
-      current.trigger !== null &&
-      'event' in current.trigger &&
-      current.trigger.event === received.type &&
-      current.triggerEvent === null;
-    if (!waitsForThis) return { write: null, value: { kind: 'ignored', status: current.status } };
-    const decision = transition(
-      current,
-      verdict === true
-        ? { type: 'event_received', actor: 'producer', event: received, detail: { eventId: received.id } }
-        : {
-            type: 'event_invalid',
-            actor: 'producer',
-            event: received,
-            detail: { eventId: received.id, reason: verdict },
-          },
-      engine.now(),
-    );
-    if (!decision.ok) return { write: null, value: { kind: 'ignored', status: current.status } };
-    const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
-    return { write, value: { kind: 'accepted', status: decision.run.status, write } };
-  });
+  const outcome = await engine.store.transact<Outcome>(
+    engine.namespace,
+    runId,
+    (_tx, current) => {
+      if (current === null) return { write: null, value: { kind: 'missing' } };
+      if (current.triggerEvent !== null && current.triggerEvent.id === received.id) {
+        return {
+          write: null,
+          value:
+            current.triggerEvent.hash === received.hash
+              ? { kind: 'duplicate', status: current.status }
+              : { kind: 'conflict' },
+        };
+      }
+      const waitsForThis =
+        current.status === 'waiting' &&
+        current.trigger !== null &&
+        'event' in current.trigger &&
+        current.trigger.event === received.type &&
+        current.triggerEvent === null;
+      if (!waitsForThis) return { write: null, value: { kind: 'ignored', status: current.status } };
+      const decision = transition(
+        current,
+        verdict === true
+          ? { type: 'event_received', actor: 'producer', event: received, detail: { eventId: received.id } }
+          : {
+              type: 'event_invalid',
+              actor: 'producer',
+              event: received,
+              detail: { eventId: received.id, reason: verdict },
+            },
+        engine.now(),
+      );
+      if (!decision.ok) return { write: null, value: { kind: 'ignored', status: current.status } };
+      const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+      return { write, value: { kind: 'accepted', status: decision.run.status, write } };
+    },
+    { pure: true },
+  );
 
   switch (outcome.kind) {
     case 'missing':

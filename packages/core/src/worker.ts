@@ -112,7 +112,7 @@ export class WorkerLoop {
           await engine.store.claimDue({
             namespace: engine.namespace,
             tasks,
-            limit: free,
+            limit: Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 4))),
             now: claimNow,
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);

@@ -15,7 +15,8 @@ export class OutcomeTracker {
 /** SQLSTATE classes and codes that mean the connection, not the statement, failed. */
 const CONNECTION_LOST = /^(08|57P0[1-3])/;
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE of a driver error (or of its cause), if it has one. */
+export function sqlState(error: unknown): string | undefined {
   const direct = (error as { code?: unknown })?.code;
   if (typeof direct === 'string' && /^[0-9A-Z]{5}$/.test(direct)) return direct;
   const cause = (error as { cause?: { code?: unknown } })?.cause?.code;

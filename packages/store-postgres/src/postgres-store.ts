@@ -5,33 +5,33 @@ import {
   type CommandRequest,
   type CreateRunResult,
   checkEventWrite,
-  checkWrite,
   DocketError,
   EVENT_COLUMNS,
   type EventPlan,
   type EventRow,
   eventParams,
   type HistoryRow,
-  historyParams,
   type Json,
   type PlanResult,
-  RUN_COLUMNS,
   type RunRecord,
   type RunRow,
   type RunWrite,
   rowToEvent,
   rowToHistory,
   rowToRun,
-  runParams,
   type SelectRequest,
   type Store,
   type StoreCapabilities,
+  type TransactOptions,
   type TransactPlan,
 } from '@docket/core';
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
+import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
+import { applyLockedWrites, type Executor, insertRuns, type PendingWrite, rowsOf, type Tables } from './run-writes.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
@@ -57,8 +57,6 @@ export interface PostgresStore extends Store<PostgresTransaction> {
 }
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
-
-type Rows<T> = { rows: T[] };
 
 /** Creates the store on a connection made by `connect` (see `index.ts` for `connectionString`, `pool`, `pglite`). */
 export function createPostgresStore(connect: () => Promise<PostgresConnection>, schema = 'docket'): PostgresStore {
@@ -88,44 +86,11 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     return connection.db;
   };
 
-  type Executor = { execute(query: SQL): Promise<unknown> };
-  const rows = async <T>(ex: Executor, query: SQL): Promise<T[]> => ((await ex.execute(query)) as Rows<T>).rows;
-  const values = (row: Record<string, unknown>, columns: readonly string[]) =>
-    sql.join(
-      columns.map((c) => sql`${row[c] ?? null}`),
-      sql`, `,
-    );
-  const columnList = (columns: readonly string[]) => sql.raw(columns.map((c) => `"${c}"`).join(', '));
-
-  async function applyWrite(tx: Executor, current: RunRecord, write: RunWrite): Promise<void> {
-    checkWrite(current, write);
-    const row = runParams(write.run) as unknown as Record<string, unknown>;
-    const sets = sql.join(
-      RUN_COLUMNS.filter((c) => c !== 'run_id').map((c) => sql`${sql.raw(`"${c}"`)} = ${row[c] ?? null}`),
-      sql`, `,
-    );
-    const updated = await rows<{ run_id: string }>(
-      tx,
-      sql`UPDATE ${RUNS} SET ${sets} WHERE run_id = ${current.runId} AND revision = ${current.revision} RETURNING run_id`,
-    );
-    if (updated.length !== 1) throw new Error(`internal: run ${current.runId} moved during its transaction`);
-    for (const entry of write.history) await insertHistory(tx, historyParams(write.run.runId, entry));
-    for (const event of write.events) {
-      const e = eventParams(event) as unknown as Record<string, unknown>;
-      await tx.execute(
-        sql`INSERT INTO ${EVENTS} (${columnList(EVENT_COLUMNS)}) VALUES (${values(e, EVENT_COLUMNS)}) ON CONFLICT (event_id) DO NOTHING`,
-      );
-    }
-    if (write.run.status === 'pending' || write.run.status === 'retrying' || write.events.length > 0) {
-      await tx.execute(sql`SELECT pg_notify(${channel}, ${write.run.namespace})`);
-    }
-  }
-
-  function insertHistory(tx: Executor, h: HistoryRow) {
-    const row = h as unknown as Record<string, unknown>;
-    const cols = ['run_id', 'seq', 'at', 'from_status', 'to_status', 'reason', 'actor', 'detail'];
-    return tx.execute(sql`INSERT INTO ${HISTORY} (${columnList(cols)}) VALUES (${values(row, cols)})`);
-  }
+  const rows = rowsOf;
+  const tables: Tables = { runs: RUNS, history: HISTORY, events: EVENTS, channel };
+  const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
+    applyLockedWrites(tx, tables, [{ current, write }]);
+  const known = new KnownRuns();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -147,24 +112,31 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   /** Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN. */
   async function inTransaction<T>(
     operation: string,
-    work: (tx: PostgresTransaction, outcome: OutcomeTracker) => Promise<T>,
+    work: (tx: PostgresTransaction) => Promise<T>,
     context: { runId?: string; idempotencyKey?: string } = {},
   ): Promise<T> {
-    const db = live();
     const outcome = new OutcomeTracker();
     try {
-      return await db.transaction(async (tx) => {
-        const value = await work(tx as PostgresTransaction, outcome);
-        outcome.committing();
-        return value;
-      });
+      return await transaction(outcome, work);
     } catch (error) {
       throw classify(error, outcome, operation, context);
     }
   }
 
+  /** One transaction on a pooled connection, with `outcome` marking the moment COMMIT is sent. */
+  const transaction: Transaction = (outcome, work) => {
+    const db = live();
+    return db.transaction(async (tx) => {
+      const value = await work(tx as PostgresTransaction);
+      outcome.committing();
+      return value;
+    });
+  };
+  const startGrouped = startBatcher(tables, transaction);
+  const transactGrouped = transactBatcher(tables, transaction, known);
+
   async function selectAndApply(request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
-    return inTransaction('store.claimDue', async (tx) => {
+    const written = await inTransaction('store.claimDue', async (tx) => {
       let candidates: RunRow[];
       if (expired) {
         candidates = await rows<RunRow>(
@@ -175,27 +147,30 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       } else {
         candidates = [];
         for (const task of request.tasks) {
+          const wanted = request.limit - candidates.length;
+          if (wanted <= 0) break;
           candidates.push(
             ...(await rows<RunRow>(
               tx,
               sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND task_name = ${task.name}
                   AND task_version = ${task.version} AND claim_due_at IS NOT NULL AND claim_due_at <= ${request.now}
-                  ORDER BY claim_due_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+                  ORDER BY claim_due_at LIMIT ${wanted} FOR UPDATE SKIP LOCKED`,
             )),
           );
         }
       }
-      const written: RunRecord[] = [];
+      const writes: PendingWrite[] = [];
       for (const row of candidates) {
-        if (written.length >= request.limit) break;
-        const run = rowToRun(row);
-        const write = request.plan(run);
-        if (write === null) continue;
-        await applyWrite(tx, run, write);
-        written.push(write.run);
+        if (writes.length >= request.limit) break;
+        const current = rowToRun(row);
+        const write = request.plan(current);
+        if (write !== null) writes.push({ current, write });
       }
-      return written;
+      await applyLockedWrites(tx, tables, writes);
+      return writes.map((w) => w.write.run);
     });
+    for (const run of written) known.committed(run);
+    return written;
   }
 
   const store: PostgresStore = {
@@ -268,14 +243,14 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     },
 
     createRun(request) {
+      if (request.maxRuns === null) return startGrouped(request);
       const { run } = request;
+      const maxRuns = request.maxRuns;
       return inTransaction(
         'task.start',
         async (tx): Promise<CreateRunResult> => {
-          // Serialise starts of one key (and the capacity count) without blocking other keys.
-          await tx.execute(
-            sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${run.namespace}:${run.taskName}:${run.idempotencyKey ?? run.runId}`}, 0))`,
-          );
+          // A capped namespace counts its runs: its starts take turns, so two cannot both take the last place.
+          await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${run.namespace}:capacity`}, 0))`);
           if (run.idempotencyKey !== null) {
             const existing = await rows<RunRow>(
               tx,
@@ -283,17 +258,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
             );
             if (existing[0]) return { kind: 'existing', run: rowToRun(existing[0]) };
           }
-          if (request.maxRuns !== null) {
-            const [count] = await rows<{ n: string | number }>(
-              tx,
-              sql`SELECT count(*) AS n FROM ${RUNS} WHERE namespace = ${run.namespace}`,
-            );
-            if (Number(count?.n ?? 0) >= request.maxRuns) return { kind: 'capacity' };
-          }
-          const row = runParams(run) as unknown as Record<string, unknown>;
-          await tx.execute(sql`INSERT INTO ${RUNS} (${columnList(RUN_COLUMNS)}) VALUES (${values(row, RUN_COLUMNS)})`);
-          await insertHistory(tx, historyParams(run.runId, request.history));
-          if (run.status === 'pending') await tx.execute(sql`SELECT pg_notify(${channel}, ${run.namespace})`);
+          const [count] = await rows<{ n: string | number }>(
+            tx,
+            sql`SELECT count(*) AS n FROM ${RUNS} WHERE namespace = ${run.namespace}`,
+          );
+          if (Number(count?.n ?? 0) >= maxRuns) return { kind: 'capacity' };
+          const inserted = await insertRuns(tx, tables, [request]);
+          if (!inserted.has(run.runId)) throw new Error('internal: a capped start was not inserted');
           return { kind: 'created', run };
         },
         { runId: run.runId, ...(run.idempotencyKey === null ? {} : { idempotencyKey: run.idempotencyKey }) },
@@ -331,8 +302,16 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       return counts;
     },
 
-    transact<T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) {
-      return inTransaction(
+    transact<T>(
+      namespace: string,
+      runId: string,
+      plan: TransactPlan<T, PostgresTransaction>,
+      options?: TransactOptions,
+    ): Promise<T> {
+      if (options?.pure === true) return transactGrouped<T>(namespace, runId, plan);
+      known.forget(runId);
+      let written: RunRecord | null = null;
+      return inTransaction<T>(
         'store.transact',
         async (tx) => {
           const found = await rows<RunRow>(
@@ -344,11 +323,15 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
           if (write !== null) {
             if (current === null) throw new Error('internal: write for a missing run');
             await applyWrite(tx, current, write);
+            written = write.run;
           }
           return value;
         },
         { runId },
-      );
+      ).then((value) => {
+        if (written !== null) known.committed(written);
+        return value;
+      });
     },
 
     claimDue: (request) => selectAndApply(request, false),
@@ -431,6 +414,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     },
 
     runCommand<T extends Json>(namespace: string, command: CommandRequest, plan: CommandPlan<T>) {
+      if (command.runId !== undefined) known.forget(command.runId);
       return inTransaction('store.runCommand', async (tx) => {
         await tx.execute(
           sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${namespace}:command:${command.commandId}`}, 0))`,

@@ -1,25 +1,31 @@
-// `pnpm bench`: measures Docket on SQLite against raw better-sqlite3 and plainjob in one run on this machine,
-// prints a table of ratios and writes docs/benchmarks.md. Options: --quick (small N, to check the harness),
-// --finished <n> (finished runs already in the file; default 1,000,000), --no-write (print only).
+// `pnpm bench`: measures Docket on SQLite against raw better-sqlite3 and plainjob, and Docket on PostgreSQL against
+// raw SKIP LOCKED loops, graphile-worker and pg-boss, in one run on this machine; prints a table of ratios and writes
+// docs/benchmarks.md. Options: --quick (small N, to check the harness), --finished <n> (finished runs already in the
+// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres (one section; never written).
+// PostgreSQL: DOCKET_BENCH_DATABASE_URL, else DOCKET_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { benchDatabase, postgresSection } from './pg-section.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const write = !argv.includes('--no-write');
 const finishedIndex = argv.indexOf('--finished');
 const finishedRuns = finishedIndex >= 0 ? Number(argv[finishedIndex + 1]) : quick ? 20_000 : 1_000_000;
 const sizes = quick ? [2_000] : [20_000, 100_000];
 const concurrency = 256;
+const onlyIndex = argv.indexOf('--only');
+const only = onlyIndex >= 0 ? argv[onlyIndex + 1] : null;
+const write = !argv.includes('--no-write') && only === null;
 const SCENARIOS = fileURLToPath(new URL('./scenarios.mjs', import.meta.url));
+const PG_SCENARIOS = fileURLToPath(new URL('./pg-scenarios.mjs', import.meta.url));
 
-function scenario(name, args = {}) {
+function scenario(name, args = {}, file = SCENARIOS) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCENARIOS, name, JSON.stringify(args)], {
+    const child = spawn(process.execPath, [file, name, JSON.stringify(args)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -58,90 +64,103 @@ const add = (section, measure, docket, baseline, baselineName, target, better = 
 };
 
 log(`Docket benchmark${quick ? ' (quick)' : ''}: sizes ${sizes.join(', ')}, concurrency ${concurrency}`);
-for (const n of sizes) {
-  log(`starts, n=${n}`);
-  const docket = await scenario('docketStarts', { n });
-  const raw = await scenario('rawStarts', { n });
-  add('starts/s (one per call)', `n=${n}`, docket.rate, raw.rate, 'raw one-row insert transactions', 0.6);
-
-  log(`processing, n=${n}`);
-  const proc = await scenario('docketProcess', { n, concurrency });
-  const raw1 = await scenario('rawProcess', { n, perTransaction: 1 });
-  const raw100 = await scenario('rawProcess', { n, perTransaction: 100 });
-  const plain = await scenario('plainjobRun', { n });
-  add(
-    'processed/s (single-page no-op runs)',
-    `n=${n}`,
-    proc.rate,
-    raw100.rate,
-    'raw claim+complete, 100 per transaction',
-    0.5,
-  );
-  add(
-    'processed/s (single-page no-op runs)',
-    `n=${n}`,
-    proc.rate,
-    raw1.rate,
-    'raw claim+complete, 1 per transaction',
-    null,
-  );
-  add('processed/s (single-page no-op runs)', `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 5);
-  add('enqueue/s (informational)', `n=${n}`, docket.rate, plain.enqueue, 'plainjob 0.0.14 queue.add', null);
+if (only === null || only === 'sqlite') await sqliteSection();
+let db = null;
+if (only === null || only === 'postgres') {
+  db = await benchDatabase(log);
+  if (db !== null) {
+    const pgScenario = (name, args) => scenario(name, args, PG_SCENARIOS);
+    await postgresSection({ db, quick, scenario: pgScenario, add, log });
+  }
 }
 
-log('latency at 200 runs/s');
-const count = quick ? 200 : 1000;
-const inProcess = await scenario('docketLatency', { count, perSecond: 200, remote: false });
-const remote = await scenario('docketLatency', { count, perSecond: 200, remote: true });
-const rawPoll = await scenario('rawLatency', { count, perSecond: 200 });
-add('latency p50 ms, 200 runs/s', 'in-process', inProcess.p50, rawPoll.p50, 'raw 10 ms poll loop', null, 'lower');
-add('latency p99 ms, 200 runs/s', 'in-process', inProcess.p99, rawPoll.p99, 'raw 10 ms poll loop', 1, 'lower');
-add(
-  'latency p50 ms, 200 runs/s',
-  'from another process',
-  remote.p50,
-  rawPoll.p50,
-  'raw 10 ms poll loop',
-  null,
-  'lower',
-);
-add(
-  'latency p99 ms, 200 runs/s',
-  'from another process',
-  remote.p99,
-  rawPoll.p99,
-  'raw 10 ms poll loop',
-  null,
-  'lower',
-);
+/** SQLite: Docket against raw better-sqlite3 and plainjob. */
+async function sqliteSection() {
+  for (const n of sizes) {
+    log(`starts, n=${n}`);
+    const docket = await scenario('docketStarts', { n });
+    const raw = await scenario('rawStarts', { n });
+    add('starts/s (one per call)', `n=${n}`, docket.rate, raw.rate, 'raw one-row insert transactions', 0.6);
 
-log('cold start');
-const coldDocket = await wallTime('coldDocket', {}, { name: 'prepareCold', args: { kind: 'docket' } });
-const coldRaw = await wallTime('coldRaw', {}, { name: 'prepareCold', args: { kind: 'raw' } });
-add(
-  'cold start ms (whole process)',
-  'open, process one, exit',
-  coldDocket,
-  coldRaw,
-  'raw better-sqlite3',
-  1.3,
-  'lower',
-);
+    log(`processing, n=${n}`);
+    const proc = await scenario('docketProcess', { n, concurrency });
+    const raw1 = await scenario('rawProcess', { n, perTransaction: 1 });
+    const raw100 = await scenario('rawProcess', { n, perTransaction: 100 });
+    const plain = await scenario('plainjobRun', { n });
+    add(
+      'processed/s (single-page no-op runs)',
+      `n=${n}`,
+      proc.rate,
+      raw100.rate,
+      'raw claim+complete, 100 per transaction',
+      0.5,
+    );
+    add(
+      'processed/s (single-page no-op runs)',
+      `n=${n}`,
+      proc.rate,
+      raw1.rate,
+      'raw claim+complete, 1 per transaction',
+      null,
+    );
+    add('processed/s (single-page no-op runs)', `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 5);
+    add('enqueue/s (informational)', `n=${n}`, docket.rate, plain.enqueue, 'plainjob 0.0.14 queue.add', null);
+  }
 
-log(`${finishedRuns.toLocaleString('en')} finished runs in the file`);
-const filled = join(mkdtempSync(join(tmpdir(), 'docket-full-')), 'full.sqlite');
-await scenario('fillFinished', { filename: filled, finished: finishedRuns });
-const n = sizes[0];
-const empty = await scenario('docketProcess', { n, concurrency });
-const full = await scenario('docketProcess', { n, concurrency, filename: filled });
-add(
-  'processed/s with finished runs in the file',
-  `${finishedRuns.toLocaleString('en')} finished`,
-  full.rate,
-  empty.rate,
-  'same, empty file',
-  0.8,
-);
+  log('latency at 200 runs/s');
+  const count = quick ? 200 : 1000;
+  const inProcess = await scenario('docketLatency', { count, perSecond: 200, remote: false });
+  const remote = await scenario('docketLatency', { count, perSecond: 200, remote: true });
+  const rawPoll = await scenario('rawLatency', { count, perSecond: 200 });
+  add('latency p50 ms, 200 runs/s', 'in-process', inProcess.p50, rawPoll.p50, 'raw 10 ms poll loop', null, 'lower');
+  add('latency p99 ms, 200 runs/s', 'in-process', inProcess.p99, rawPoll.p99, 'raw 10 ms poll loop', 1, 'lower');
+  add(
+    'latency p50 ms, 200 runs/s',
+    'from another process',
+    remote.p50,
+    rawPoll.p50,
+    'raw 10 ms poll loop',
+    null,
+    'lower',
+  );
+  add(
+    'latency p99 ms, 200 runs/s',
+    'from another process',
+    remote.p99,
+    rawPoll.p99,
+    'raw 10 ms poll loop',
+    null,
+    'lower',
+  );
+
+  log('cold start');
+  const coldDocket = await wallTime('coldDocket', {}, { name: 'prepareCold', args: { kind: 'docket' } });
+  const coldRaw = await wallTime('coldRaw', {}, { name: 'prepareCold', args: { kind: 'raw' } });
+  add(
+    'cold start ms (whole process)',
+    'open, process one, exit',
+    coldDocket,
+    coldRaw,
+    'raw better-sqlite3',
+    1.3,
+    'lower',
+  );
+
+  log(`${finishedRuns.toLocaleString('en')} finished runs in the file`);
+  const filled = join(mkdtempSync(join(tmpdir(), 'docket-full-')), 'full.sqlite');
+  await scenario('fillFinished', { filename: filled, finished: finishedRuns });
+  const n = sizes[0];
+  const empty = await scenario('docketProcess', { n, concurrency });
+  const full = await scenario('docketProcess', { n, concurrency, filename: filled });
+  add(
+    'processed/s with finished runs in the file',
+    `${finishedRuns.toLocaleString('en')} finished`,
+    full.rate,
+    empty.rate,
+    'same, empty file',
+    0.8,
+  );
+}
 
 const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? v.toLocaleString('en') : String(v));
 const table = [
@@ -160,12 +179,19 @@ if (write && !quick) {
   try {
     fs = execFileSync('df', ['-T', tmpdir()], { encoding: 'utf8' }).split('\n')[1]?.split(/\s+/)[1] ?? fs;
   } catch {}
+  const postgres =
+    db === null
+      ? 'PostgreSQL: no server answered, so the PostgreSQL rows are missing from this run.'
+      : `PostgreSQL ${db.version} on the same machine over TCP loopback (synchronous_commit ${db.settings.synchronous_commit}, fsync ${db.settings.fsync}). Docket runs \`@docket/store-postgres\` with \`concurrency: ${concurrency}\` in one process; each peer runs with the settings its row names; each system gets its own schema. Processing rates are medians of 3 runs.`;
   const doc = `# Benchmarks
 
 Measured by \`pnpm bench\` (tooling/bench) in one run on one machine; every number in a row comes from the same run.
-Workload: ~100-byte JSON payload, a handler that does nothing. Docket runs with \`concurrency: ${concurrency}\` on
-\`@docket/store-sqlite\` (WAL, synchronous NORMAL, group commit). Raw baselines use better-sqlite3 with WAL and
-synchronous NORMAL on a one-table queue. Each measurement is a fresh process and a fresh file.
+Workload: ~100-byte JSON payload, a handler that does nothing. Each measurement is a fresh process and a fresh file
+or schema.
+
+- SQLite: Docket runs with \`concurrency: ${concurrency}\` on \`@docket/store-sqlite\` (WAL, synchronous NORMAL, group
+  commit). Raw baselines use better-sqlite3 with WAL and synchronous NORMAL on a one-table queue.
+- ${postgres}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version},
 SQLite ${sqliteVersion}, temp file system ${fs}. Date: ${new Date().toISOString().slice(0, 10)}. Shared machine: expect

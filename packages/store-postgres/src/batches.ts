@@ -1,0 +1,209 @@
+import {
+  type CreateRunRequest,
+  type CreateRunResult,
+  checkWrite,
+  type PlanResult,
+  type RunRecord,
+  type RunRow,
+  rowToRun,
+  type TransactPlan,
+} from '@docket/core';
+import { sql } from 'drizzle-orm';
+import { Batcher, type Queued } from './batcher.js';
+import { classify, OutcomeTracker, sqlState } from './errors.js';
+import type { KnownRuns } from './known-runs.js';
+import type { PostgresTransaction } from './postgres-store.js';
+import { applyLockedWrites, applyRunWrites, insertRuns, type PendingWrite, rowsOf, type Tables } from './run-writes.js';
+
+/** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */
+export type Transaction = <T>(outcome: OutcomeTracker, work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
+
+interface StartItem extends Queued<CreateRunResult> {
+  request: CreateRunRequest;
+}
+
+interface TransactItem extends Queued<unknown> {
+  namespace: string;
+  runId: string;
+  plan: TransactPlan<unknown, PostgresTransaction>;
+}
+
+/** SQLSTATEs after which a whole transaction can simply run again: nothing of it was written. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const ATTEMPTS = 3;
+
+/**
+ * Group commit for `createRun`: concurrent starts (without a `maxRuns` cap) are inserted by one statement in one
+ * transaction. A start whose idempotency key is taken, by a committed run or by an earlier start of the same batch,
+ * answers with that run.
+ */
+export function startBatcher(
+  tables: Tables,
+  transaction: Transaction,
+): (request: CreateRunRequest) => Promise<CreateRunResult> {
+  const batcher = new Batcher<StartItem>(
+    async (batch) => {
+      const outcome = new OutcomeTracker();
+      let results: CreateRunResult[];
+      try {
+        results = await transaction(outcome, async (tx) => {
+          const inserted = await insertRuns(
+            tx,
+            tables,
+            batch.map((i) => i.request),
+          );
+          const taken = batch.filter((i) => !inserted.has(i.request.run.runId)).map((i) => i.request.run);
+          const existing = new Map<string, RunRecord>();
+          if (taken.length > 0) {
+            if (taken.some((run) => run.idempotencyKey === null)) throw new Error('internal: a run id was reused');
+            const keys = taken.map((r) => ({ namespace: r.namespace, task_name: r.taskName, key: r.idempotencyKey }));
+            const found = await rowsOf<RunRow>(
+              tx,
+              sql`SELECT r.* FROM ${tables.runs} r JOIN json_to_recordset(${JSON.stringify(keys)}::json)
+                  AS k(namespace text, task_name text, key text)
+                  ON r.namespace = k.namespace AND r.task_name = k.task_name AND r.idempotency_key = k.key`,
+            );
+            for (const row of found)
+              existing.set(keyOf(row.namespace, row.task_name, row.idempotency_key), rowToRun(row));
+          }
+          return batch.map(({ request: { run } }): CreateRunResult => {
+            if (inserted.has(run.runId)) return { kind: 'created', run };
+            const found = existing.get(keyOf(run.namespace, run.taskName, run.idempotencyKey));
+            if (!found) throw new Error('internal: an idempotency key conflicted with no run');
+            return { kind: 'existing', run: found };
+          });
+        });
+      } catch (error) {
+        for (const { request, reject } of batch) {
+          const { runId, idempotencyKey } = request.run;
+          reject(
+            classify(error, outcome, 'task.start', { runId, ...(idempotencyKey === null ? {} : { idempotencyKey }) }),
+          );
+        }
+        return;
+      }
+      for (const [index, item] of batch.entries()) item.resolve(results[index] as CreateRunResult);
+    },
+    { maxBatch: 500, maxRunning: 2 },
+  );
+  return (request) =>
+    new Promise((resolve, reject) => batcher.push({ key: request.run.runId, request, resolve, reject }));
+}
+
+const keyOf = (namespace: string, taskName: string, key: string | null) => `${namespace}\u0000${taskName}\u0000${key}`;
+
+/**
+ * Group commit for pure `transact` plans: one transaction decides every plan of the batch (see `runPlans`) and
+ * writes all their writes with one statement.
+ * A plan that throws rejects only its own call; a failed transaction rejects them all (and is retried first when
+ * the server aborted it for a serialization failure or deadlock, since nothing of it was written).
+ */
+export function transactBatcher(
+  tables: Tables,
+  transaction: Transaction,
+  known: KnownRuns,
+): <T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) => Promise<T> {
+  const batcher = new Batcher<TransactItem>(
+    async (batch) => {
+      for (let attempt = 1; ; attempt++) {
+        const outcome = new OutcomeTracker();
+        try {
+          const settled = await transaction(outcome, (tx) => runPlans(tx, tables, batch, known));
+          for (const [index, item] of batch.entries()) {
+            const result = settled[index] as Settled;
+            if (result.ok && result.run !== null) known.committed(result.run);
+            else known.forget(item.runId);
+            if (result.ok) item.resolve(result.value);
+            else item.reject(result.error);
+          }
+          return;
+        } catch (error) {
+          const state = sqlState(error);
+          if (attempt < ATTEMPTS && state !== undefined && RETRYABLE.has(state)) continue;
+          for (const item of batch) {
+            known.forget(item.runId);
+            item.reject(classify(error, outcome, 'store.transact', { runId: item.runId }));
+          }
+          return;
+        }
+      }
+    },
+    { maxBatch: 500, maxRunning: 4 },
+  );
+  return <T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) =>
+    new Promise<T>((resolve, reject) =>
+      batcher.push({
+        key: runId,
+        namespace,
+        runId,
+        plan: plan as TransactPlan<unknown, PostgresTransaction>,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      }),
+    );
+}
+
+type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
+
+/**
+ * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`) are decided on their
+ * remembered row and written with a guard; the others, and any whose guard failed or whose plan wrote nothing (its
+ * answer may rest on a stale row), are read under `FOR UPDATE` in id order and decided again.
+ */
+async function runPlans(
+  tx: PostgresTransaction,
+  tables: Tables,
+  batch: readonly TransactItem[],
+  known: KnownRuns,
+): Promise<Settled[]> {
+  const settled: Settled[] = new Array(batch.length);
+  const fresh: number[] = [];
+  const guarded: (PendingWrite & { index: number; value: unknown })[] = [];
+  for (const [index, item] of batch.entries()) {
+    const remembered = known.get(item.namespace, item.runId);
+    if (remembered === undefined) {
+      fresh.push(index);
+      continue;
+    }
+    try {
+      const { write, value } = (await item.plan(tx, remembered)) as PlanResult<unknown>;
+      if (write === null) fresh.push(index);
+      else guarded.push({ index, current: remembered, write, value });
+    } catch {
+      fresh.push(index);
+    }
+  }
+  const landed = await applyRunWrites(tx, tables, guarded);
+  for (const { index, current, write, value } of guarded) {
+    if (landed.has(current.runId)) settled[index] = { ok: true, value, run: write.run };
+    else fresh.push(index);
+  }
+  if (fresh.length === 0) return settled;
+
+  fresh.sort((a, b) => a - b);
+  const ids = sql.param(fresh.map((index) => (batch[index] as TransactItem).runId));
+  const found = await rowsOf<RunRow>(
+    tx,
+    sql`SELECT * FROM ${tables.runs} WHERE run_id = ANY(${ids}::text[]) ORDER BY run_id FOR UPDATE`,
+  );
+  const rows = new Map(found.map((row) => [row.run_id, row]));
+  const writes: PendingWrite[] = [];
+  for (const index of fresh) {
+    const item = batch[index] as TransactItem;
+    const row = rows.get(item.runId);
+    const current = row !== undefined && row.namespace === item.namespace ? rowToRun(row) : null;
+    try {
+      const { write, value } = (await item.plan(tx, current)) as PlanResult<unknown>;
+      if (write !== null) {
+        if (current === null) throw new Error('internal: write for a missing run');
+        checkWrite(current, write);
+        writes.push({ current, write });
+      }
+      settled[index] = { ok: true, value, run: write?.run ?? null };
+    } catch (error) {
+      settled[index] = { ok: false, error };
+    }
+  }
+  await applyLockedWrites(tx, tables, writes);
+  return settled;
+}

@@ -1,0 +1,323 @@
+// PostgreSQL measurements, one per process: `node pg-scenarios.mjs <name> <json args>` prints one JSON line.
+// Every system gets the same server, the same workload (a ~100-byte payload, a handler that does nothing) and its
+// own schema, dropped at the end.
+import { createQueue } from '@docket/core';
+import { postgresStore } from '@docket/store-postgres';
+import pg from 'pg';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+const url = args.url;
+const payload = (i) => ({ i, pad: 'x'.repeat(80) });
+const rate = (n, ms) => Math.round(n / (ms / 1000));
+const definition = { name: 'noop', version: '1' };
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** A promise and the function that resolves it. */
+function latch() {
+  let open;
+  const done = new Promise((resolve) => {
+    open = resolve;
+  });
+  return { done, open };
+}
+
+async function dropSchema(schema) {
+  const client = new pg.Client(url);
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+/** Paces `count` calls of `add(i)` at `perSecond`, each awaited. */
+async function paced(count, perSecond, add) {
+  const interval = 1000 / perSecond;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = start + i * interval - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await add(i);
+  }
+}
+
+// --- Docket ---------------------------------------------------------------------------------------------------
+
+async function docketProcess({ n, concurrency, schema }) {
+  await dropSchema(schema);
+  const producer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = producer.define(definition);
+  await producer.ready();
+  let t = performance.now();
+  for (let i = 0; i < n; i += 500) {
+    const batch = [];
+    for (let j = i; j < Math.min(n, i + 500); j++) batch.push(task.start({ query: payload(j) }));
+    await Promise.all(batch);
+  }
+  const enqueue = rate(n, performance.now() - t);
+  await producer.close();
+
+  const all = latch();
+  let done = 0;
+  const queue = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'consumer', concurrency },
+  });
+  queue.define(definition, {
+    execute(ctx) {
+      if (++done === n) all.open();
+      return ctx.end();
+    },
+  });
+  t = performance.now();
+  await queue.ready();
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  await queue.close();
+  await dropSchema(schema);
+  return { enqueue, rate: processed };
+}
+
+async function docketLatency({ count, perSecond, schema }) {
+  await dropSchema(schema);
+  const latencies = [];
+  const all = latch();
+  const consumer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'consumer', concurrency: 8 },
+  });
+  consumer.define(definition, {
+    execute(ctx) {
+      latencies.push(performance.timeOrigin + performance.now() - ctx.query.t);
+      if (latencies.length === count) all.open();
+      return ctx.end();
+    },
+  });
+  await consumer.ready();
+  // A second queue on its own pool: the wake-up travels through the server (NOTIFY), as between two machines.
+  const producer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = producer.define(definition);
+  await producer.ready();
+  await paced(count, perSecond, () =>
+    task.start({ query: { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) } }),
+  );
+  await all.done;
+  await producer.close();
+  await consumer.close();
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;
+
+// --- Raw SKIP LOCKED ------------------------------------------------------------------------------------------
+
+async function rawProcess({ n, perTransaction, workers, schema }) {
+  await dropSchema(schema);
+  const pool = new pg.Pool({ connectionString: url, max: workers + 1 });
+  await pool.query(`CREATE SCHEMA "${schema}"`);
+  await pool.query(
+    `CREATE TABLE "${schema}".jobs (id bigserial PRIMARY KEY, payload jsonb NOT NULL, status text NOT NULL,
+       run_at timestamptz NOT NULL DEFAULT now());
+     CREATE INDEX ON "${schema}".jobs (run_at) WHERE status = 'pending'`,
+  );
+  let t = performance.now();
+  for (let i = 0; i < n; i += 1000) {
+    const rows = [];
+    for (let j = i; j < Math.min(n, i + 1000); j++) rows.push(JSON.stringify(payload(j)));
+    await pool.query(
+      `INSERT INTO "${schema}".jobs (payload, status) SELECT p::jsonb, 'pending' FROM unnest($1::text[]) AS p`,
+      [rows],
+    );
+  }
+  const enqueue = rate(n, performance.now() - t);
+  const claim = `UPDATE "${schema}".jobs SET status = 'running' WHERE id IN (
+      SELECT id FROM "${schema}".jobs WHERE status = 'pending' AND run_at <= now() ORDER BY run_at
+      LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING id, payload`;
+  const complete = `UPDATE "${schema}".jobs SET status = 'done' WHERE id = ANY($1::bigint[])`;
+  let processed = 0;
+  t = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      const client = await pool.connect();
+      try {
+        for (;;) {
+          const { rows } = await client.query({ name: 'claim', text: claim, values: [perTransaction] });
+          if (rows.length === 0) return;
+          await client.query({ name: 'complete', text: complete, values: [rows.map((r) => r.id)] });
+          processed += rows.length;
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  const ms = performance.now() - t;
+  if (processed !== n) throw new Error(`raw processed ${processed} of ${n}`);
+  await pool.end();
+  await dropSchema(schema);
+  return { enqueue, rate: rate(n, ms) };
+}
+
+// --- graphile-worker --------------------------------------------------------------------------------------------
+
+async function graphileProcess({ n, concurrency, localQueue, schema }) {
+  const { makeWorkerUtils, run } = await import('graphile-worker');
+  await dropSchema(schema);
+  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
+  await utils.migrate();
+  let t = performance.now();
+  for (let i = 0; i < n; i += 100) {
+    const specs = [];
+    for (let j = i; j < Math.min(n, i + 100); j++) specs.push({ identifier: 'noop', payload: payload(j) });
+    await utils.addJobs(specs);
+  }
+  const enqueue = rate(n, performance.now() - t);
+  await utils.release();
+  const all = latch();
+  let done = 0;
+  t = performance.now();
+  const runner = await run({
+    connectionString: url,
+    schema,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: graphileLogger(),
+    taskList: {
+      noop: async () => {
+        if (++done === n) all.open();
+      },
+    },
+    preset: {
+      worker: {
+        maxPoolSize: concurrency + 2,
+        localQueue: { size: localQueue },
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
+    },
+  });
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  await runner.stop();
+  await dropSchema(schema);
+  return { enqueue, rate: processed };
+}
+
+async function graphileLatency({ count, perSecond, concurrency, schema }) {
+  const { makeWorkerUtils, run } = await import('graphile-worker');
+  await dropSchema(schema);
+  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
+  await utils.migrate();
+  const latencies = [];
+  const all = latch();
+  const runner = await run({
+    connectionString: url,
+    schema,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: graphileLogger(),
+    taskList: {
+      noop: async (job) => {
+        latencies.push(performance.timeOrigin + performance.now() - job.t); // the task receives the payload
+        if (latencies.length === count) all.open();
+      },
+    },
+  });
+  await paced(count, perSecond, () =>
+    utils.addJob('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  );
+  await all.done;
+  await runner.stop();
+  await utils.release();
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+/** graphile-worker's logger, silenced (its per-job lines would measure the terminal). */
+function graphileLogger() {
+  return {
+    scope: () => graphileLogger(),
+    error() {},
+    warn() {},
+    info() {},
+    debug() {},
+  };
+}
+
+// --- pg-boss ------------------------------------------------------------------------------------------------------
+
+async function pgBossProcess({ n, batchSize, schema }) {
+  const { default: PgBoss } = await import('pg-boss');
+  await dropSchema(schema);
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.createQueue('noop');
+  let t = performance.now();
+  for (let i = 0; i < n; i += 500) {
+    const jobs = [];
+    for (let j = i; j < Math.min(n, i + 500); j++) jobs.push({ name: 'noop', data: payload(j) });
+    await boss.insert(jobs);
+  }
+  const enqueue = rate(n, performance.now() - t);
+  const all = latch();
+  let done = 0;
+  t = performance.now();
+  await boss.work('noop', { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    done += jobs.length;
+    if (done >= n) all.open();
+  });
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  await dropSchema(schema);
+  return { enqueue, rate: processed };
+}
+
+async function pgBossLatency({ count, perSecond, schema }) {
+  const { default: PgBoss } = await import('pg-boss');
+  await dropSchema(schema);
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.createQueue('noop');
+  const latencies = [];
+  const all = latch();
+  await boss.work('noop', { batchSize: 10, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    for (const job of jobs) latencies.push(performance.timeOrigin + performance.now() - job.data.t);
+    if (latencies.length >= count) all.open();
+  });
+  await paced(count, perSecond, () =>
+    boss.send('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  );
+  await all.done;
+  await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+const scenarios = {
+  docketProcess,
+  docketLatency,
+  rawProcess,
+  graphileProcess,
+  graphileLatency,
+  pgBossProcess,
+  pgBossLatency,
+};
+
+const result = await scenarios[name]({ ...args, schema: `bench_${name.toLowerCase()}_${process.pid}` });
+process.stdout.write(`${JSON.stringify(result)}\n`);
+process.exit(0);

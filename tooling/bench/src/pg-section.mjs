@@ -1,0 +1,73 @@
+// The PostgreSQL section of `pnpm bench`: Docket against raw SKIP LOCKED loops, graphile-worker and pg-boss on the
+// same server and workload, each measurement a fresh process and a fresh schema; processing rates are medians of 3.
+import pg from 'pg';
+
+const GRAPHILE = 'graphile-worker 0.17.3';
+const PG_BOSS = 'pg-boss 10.4.2';
+
+/** The server the section measures on, or `null` (with the reason logged) when none answers. */
+export async function benchDatabase(log) {
+  const url =
+    process.env.DOCKET_BENCH_DATABASE_URL ??
+    process.env.DOCKET_TEST_DATABASE_URL ??
+    'postgres://postgres@127.0.0.1:5432/test';
+  const client = new pg.Client(url);
+  try {
+    await client.connect();
+    const { rows } = await client.query('SHOW server_version');
+    const settings = await client.query(
+      "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'shared_buffers')",
+    );
+    return {
+      url,
+      version: rows[0].server_version,
+      settings: Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])),
+    };
+  } catch (error) {
+    log(`PostgreSQL section skipped: cannot connect to ${url.replace(/\/\/[^@]*@/, '//')} (${error.message})`);
+    return null;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Measures the section and adds its rows through `add`. */
+export async function postgresSection({ db, quick, scenario, add, log }) {
+  const n = quick ? 2_000 : 20_000;
+  const times = quick ? 1 : 3;
+  const concurrency = 256;
+  const url = db.url;
+  const median = async (name, args) => {
+    const samples = [];
+    for (let i = 0; i < times; i++) samples.push(await scenario(name, { url, ...args }));
+    samples.sort((a, b) => a.rate - b.rate);
+    return samples[Math.floor(samples.length / 2)];
+  };
+
+  log(`postgres processing, n=${n}`);
+  const docket = await median('docketProcess', { n, concurrency });
+  const raw1 = await median('rawProcess', { n: Math.min(n, 5_000), perTransaction: 1, workers: 4 });
+  const raw100 = await median('rawProcess', { n, perTransaction: 100, workers: 4 });
+  const graphile = await median('graphileProcess', { n, concurrency: 32, localQueue: 500 });
+  const boss = await median('pgBossProcess', { n, batchSize: 500 });
+  const section = 'PostgreSQL processed/s';
+  const measure = `n=${n}`;
+  add(section, measure, docket.rate, graphile.rate, `${GRAPHILE}, local queue 500, concurrency 32`, 1);
+  add(section, measure, docket.rate, boss.rate, `${PG_BOSS}, batched fetch of 500`, 1);
+  add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
+  add(section, measure, docket.rate, raw1.rate, 'raw SKIP LOCKED, 1 per transaction, 4 workers', null);
+  const enqueue = 'PostgreSQL enqueue/s (informational)';
+  add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
+  add(enqueue, measure, docket.enqueue, boss.enqueue, `${PG_BOSS} insert(500)`, null);
+
+  log('postgres latency at 200 runs/s');
+  const count = quick ? 200 : 1_000;
+  const docketLatency = await scenario('docketLatency', { url, count, perSecond: 200 });
+  const graphileLatency = await scenario('graphileLatency', { url, count, perSecond: 200, concurrency: 8 });
+  const bossLatency = await scenario('pgBossLatency', { url, count, perSecond: 200 });
+  const latency = (p) => `PostgreSQL latency ${p} ms, 200 runs/s`;
+  const where = 'producer on its own pool';
+  add(latency('p50'), where, docketLatency.p50, graphileLatency.p50, GRAPHILE, 1, 'lower');
+  add(latency('p99'), where, docketLatency.p99, graphileLatency.p99, GRAPHILE, null, 'lower');
+  add(latency('p50'), where, docketLatency.p50, bossLatency.p50, PG_BOSS, null, 'lower');
+}
