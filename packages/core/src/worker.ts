@@ -112,7 +112,8 @@ export class WorkerLoop {
           await engine.store.claimDue({
             namespace: engine.namespace,
             tasks,
-            limit: Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 4))),
+            // Half the slots per claim at most: while one half settles, the next claim is already in flight.
+            limit: Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2))),
             now: claimNow,
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);

@@ -2,6 +2,7 @@ import {
   type CreateRunRequest,
   type CreateRunResult,
   checkWrite,
+  DocketError,
   type PlanResult,
   type RunRecord,
   type RunRow,
@@ -11,9 +12,19 @@ import {
 import { sql } from 'drizzle-orm';
 import { Batcher, type Queued } from './batcher.js';
 import { classify, OutcomeTracker, sqlState } from './errors.js';
+import { inlineSql, preparedCall } from './inline.js';
 import type { KnownRuns } from './known-runs.js';
 import type { PostgresTransaction } from './postgres-store.js';
-import { applyLockedWrites, applyRunWrites, insertRuns, type PendingWrite, rowsOf, type Tables } from './run-writes.js';
+import {
+  applyLockedWrites,
+  applyRunWrites,
+  insertRuns,
+  type PendingWrite,
+  rowsOf,
+  runWritesStatement,
+  type Tables,
+  wakeNamespaces,
+} from './run-writes.js';
 
 /** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */
 export type Transaction = <T>(outcome: OutcomeTracker, work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
@@ -102,9 +113,13 @@ export function transactBatcher(
   tables: Tables,
   transaction: Transaction,
   known: KnownRuns,
+  oneTrip: () => OneTrip | undefined,
 ): <T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) => Promise<T> {
   const batcher = new Batcher<TransactItem>(
-    async (batch) => {
+    async (whole) => {
+      const trip = oneTrip();
+      const batch = trip === undefined ? whole : await writeInOneTrip(whole, trip, tables, known);
+      if (batch.length === 0) return;
       for (let attempt = 1; ; attempt++) {
         const outcome = new OutcomeTracker();
         try {
@@ -141,6 +156,83 @@ export function transactBatcher(
         reject,
       }),
     );
+}
+
+/**
+ * Runs `BEGIN; ...; COMMIT` written as one text in one round trip on one pooled connection (see
+ * `PostgresConnection.oneTrip`); `build` writes the text knowing which statements that connection has prepared.
+ */
+export type OneTrip = (
+  build: (prepared: ReadonlySet<string>) => { text: string; prepares: string[] },
+) => Promise<{ rows: unknown[] }[]>;
+
+/**
+ * The fast path for runs this instance holds: each plan is decided on the remembered row and all their guarded
+ * writes, the notifications and the COMMIT go to the server as one text, one round trip. Answers the calls it did
+ * not settle (no remembered row, a plan that wrote nothing or threw, a guard that failed, a statement the server
+ * refused), for the ordinary path. A lost connection leaves the outcome unknown: those calls get OUTCOME_UNKNOWN.
+ */
+async function writeInOneTrip(
+  batch: TransactItem[],
+  trip: OneTrip,
+  tables: Tables,
+  known: KnownRuns,
+): Promise<TransactItem[]> {
+  const rest: TransactItem[] = [];
+  const guarded: (PendingWrite & { item: TransactItem; value: unknown })[] = [];
+  for (const item of batch) {
+    const remembered = known.get(item.namespace, item.runId);
+    if (remembered === undefined) {
+      rest.push(item);
+      continue;
+    }
+    try {
+      // A pure plan ignores its transaction; this path has none to give.
+      const { write, value } = (await item.plan(undefined as never, remembered)) as PlanResult<unknown>;
+      if (write === null) rest.push(item);
+      else guarded.push({ item, current: remembered, write, value });
+    } catch {
+      rest.push(item);
+    }
+  }
+  if (guarded.length === 0) return rest;
+  const write = preparedCall(runWritesStatement(tables, guarded));
+  const notify = [...wakeNamespaces(guarded)].map((ns) => inlineSql(sql`SELECT pg_notify(${tables.channel}, ${ns})`));
+  const outcome = new OutcomeTracker();
+  outcome.committing();
+  let landed: Set<string>;
+  try {
+    let at = 0;
+    const results = await trip((prepared) => {
+      const first = prepared.has(write.name) ? [] : [write.prepare];
+      at = first.length + 1;
+      return {
+        text: [...first, 'BEGIN', write.execute, ...notify, 'COMMIT'].join('; '),
+        prepares: first.length > 0 ? [write.name] : [],
+      };
+    });
+    landed = new Set((results[at]?.rows as { run_id: string }[]).map((row) => row.run_id));
+  } catch (error) {
+    for (const { item } of guarded) known.forget(item.runId);
+    const classified = classify(error, outcome, 'store.transact', {});
+    if (!(classified instanceof DocketError && classified.code === 'OUTCOME_UNKNOWN')) {
+      return [...rest, ...guarded.map((g) => g.item)];
+    }
+    for (const { item } of guarded) {
+      item.reject(classify(error, outcome, 'store.transact', { runId: item.runId }));
+    }
+    return rest;
+  }
+  for (const { item, write, value } of guarded) {
+    if (landed.has(item.runId)) {
+      known.committed(write.run);
+      item.resolve(value);
+    } else {
+      known.forget(item.runId);
+      rest.push(item);
+    }
+  }
+  return rest;
 }
 
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };

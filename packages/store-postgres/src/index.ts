@@ -1,6 +1,6 @@
 import { DocketError } from '@docket/core';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { createPostgresStore, type PostgresConnection, type PostgresStore } from './postgres-store.js';
 
 export { MIGRATIONS_FOLDER } from './migrations.js';
@@ -57,6 +57,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return createPostgresStore(() => connect(options), options.schema ?? 'docket');
 }
 
+/** Where a pooled connection keeps the names of the statements Docket prepared on it. */
+const PREPARED = Symbol('docket.prepared');
+
 async function connect(options: PostgresStoreOptions): Promise<PostgresConnection> {
   if (options.pglite) {
     const { drizzle } = await import('drizzle-orm/pglite');
@@ -106,6 +109,23 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
           listening.release();
         };
       },
+    },
+    async oneTrip(build) {
+      const client = (await pool.connect()) as PoolClient & { [PREPARED]?: Set<string> };
+      const prepared = client[PREPARED] ?? new Set<string>();
+      client[PREPARED] = prepared;
+      const { text, prepares } = build(prepared);
+      try {
+        const result = await client.query(text);
+        for (const name of prepares) prepared.add(name);
+        client.release();
+        return (Array.isArray(result) ? result : [result]) as { rows: unknown[] }[];
+      } catch (error) {
+        // A failed statement leaves the transaction open and aborted; a PREPARE may or may not have happened. Drop
+        // the connection rather than guess.
+        client.release(true);
+        throw error;
+      }
     },
     close: async () => {
       if (owned) await pool.end();

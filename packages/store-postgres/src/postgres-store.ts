@@ -27,7 +27,7 @@ import {
 } from '@docket/core';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { startBatcher, type Transaction, transactBatcher } from './batches.js';
+import { type OneTrip, startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
@@ -47,6 +47,13 @@ export interface PostgresConnection {
   // biome-ignore lint/suspicious/noExplicitAny: any drizzle PG database (node-postgres or PGlite).
   db: PgDatabase<PgQueryResultHKT, any>;
   listener: Listener | null;
+  /**
+   * Optional: runs a whole transaction written as one text (`BEGIN; ...; COMMIT`) in one round trip on one pooled
+   * connection and answers every statement's rows; after an error the transaction is rolled back. `build` gets the
+   * names of the statements that connection has prepared, and names the ones the text prepares. node-postgres has
+   * it; PGlite (one in-process connection) does not need it.
+   */
+  oneTrip?: OneTrip;
   close(): Promise<void>;
 }
 
@@ -133,7 +140,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     });
   };
   const startGrouped = startBatcher(tables, transaction);
-  const transactGrouped = transactBatcher(tables, transaction, known);
+  const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.oneTrip);
 
   async function selectAndApply(request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
     const written = await inTransaction('store.claimDue', async (tx) => {

@@ -59,6 +59,25 @@ export async function applyRunWrites(
   writes: readonly PendingWrite[],
 ): Promise<Set<string>> {
   if (writes.length === 0) return new Set();
+  const updated = await rowsOf<{ run_id: string }>(tx, runWritesStatement(tables, writes));
+  const written = new Set(updated.map((r) => r.run_id));
+  for (const namespace of wakeNamespaces(writes, written)) {
+    await tx.execute(sql`SELECT pg_notify(${tables.channel}, ${namespace})`);
+  }
+  return written;
+}
+
+/** The namespaces whose workers a set of writes should wake (only writes that landed, when `landed` is given). */
+export function wakeNamespaces(writes: readonly PendingWrite[], landed?: ReadonlySet<string>): Set<string> {
+  return new Set(
+    writes
+      .filter((w) => (landed === undefined || landed.has(w.current.runId)) && wakesWorkers(w.write))
+      .map((w) => w.write.run.namespace),
+  );
+}
+
+/** The one statement behind `applyRunWrites`: it answers the ids of the rows it wrote. */
+export function runWritesStatement(tables: Tables, writes: readonly PendingWrite[]): SQL {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
   const history: object[] = [];
@@ -106,13 +125,7 @@ export async function applyRunWrites(
         SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(docketEvents, events, 'x')}
         WHERE x.run_id IN (SELECT run_id FROM u) ON CONFLICT (event_id) DO NOTHING)`);
   }
-  const updated = await rowsOf<{ run_id: string }>(tx, sql`WITH ${sql.join(parts, sql`, `)} SELECT run_id FROM u`);
-  const written = new Set(updated.map((r) => r.run_id));
-  const namespaces = new Set(
-    writes.filter((w) => written.has(w.current.runId) && wakesWorkers(w.write)).map((w) => w.write.run.namespace),
-  );
-  for (const namespace of namespaces) await tx.execute(sql`SELECT pg_notify(${tables.channel}, ${namespace})`);
-  return written;
+  return sql`WITH ${sql.join(parts, sql`, `)} SELECT run_id FROM u`;
 }
 
 const GUARD =

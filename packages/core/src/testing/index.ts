@@ -4,6 +4,7 @@ import { callbacksSuite } from './callbacks.js';
 import { checksSuite } from './checks.js';
 import { claimsSuite } from './claims.js';
 import { deadlinesSuite } from './deadlines.js';
+import { groupingSuite } from './grouping.js';
 import type { HarnessFactory } from './harness.js';
 import { historySuite } from './history.js';
 import { idempotencySuite } from './idempotency.js';
@@ -40,6 +41,7 @@ export type ConformanceArea =
   | 'idempotency'
   | 'claims'
   | 'transitions'
+  | 'grouping'
   | 'leases'
   | 'rollback'
   | 'history'
@@ -57,6 +59,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   idempotency: idempotencySuite,
   claims: claimsSuite,
   transitions: transitionsSuite,
+  grouping: groupingSuite,
   leases: leasesSuite,
   rollback: rollbackSuite,
   history: historySuite,

@@ -1,0 +1,53 @@
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+
+const dialect = new PgDialect();
+
+/**
+ * A statement as plain text with its parameters written in as literals, so several statements (`BEGIN; ...;
+ * COMMIT`) travel in one simple-protocol message: one round trip for a whole transaction. Strings use the `E'...'`
+ * form (quotes and backslashes doubled), which reads the same whatever `standard_conforming_strings` says.
+ */
+export function inlineSql(query: SQL): string {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`internal: cannot write ${value} into SQL`);
+    return `(${value})`;
+  }
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
+  throw new Error(`internal: cannot write a ${typeof value} into SQL`);
+}
+
+/**
+ * A statement as a call of a prepared statement: `PREPARE` text (needed once per connection) and the
+ * `EXECUTE name(literals)` text. The server plans a prepared statement once per connection instead of every time,
+ * which is most of the cost of a small batch.
+ */
+export function preparedCall(query: SQL): { name: string; prepare: string; execute: string } {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  const name = `docket_${hash(text)}`;
+  return {
+    name,
+    prepare: `PREPARE ${name} AS ${text}`,
+    execute: params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map(literal).join(', ')})`,
+  };
+}
+
+/** A short stable hash of a statement's text (FNV-1a, 32 bits, twice with different seeds). */
+function hash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 0).toString(36) + (b >>> 0).toString(36);
+}
