@@ -26,11 +26,21 @@ export interface PGliteLike {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
-/** Options of `postgresStore`: a connection string, an application's `pg` Pool, or a PGlite instance. */
+/**
+ * Options of `postgresStore`: a connection string, an application's `pg` Pool (as `pool`, or as `client`, the name
+ * SPEC.md gives it), or a PGlite instance.
+ */
 export type PostgresStoreOptions = (
-  | { connectionString: string; pool?: undefined; pglite?: undefined; poolConfig?: Record<string, unknown> }
-  | { pool: PgPoolLike; connectionString?: undefined; pglite?: undefined }
-  | { pglite: PGliteLike; connectionString?: undefined; pool?: undefined }
+  | {
+      connectionString: string;
+      pool?: undefined;
+      client?: undefined;
+      pglite?: undefined;
+      poolConfig?: Record<string, unknown>;
+    }
+  | { pool: PgPoolLike; connectionString?: undefined; client?: undefined; pglite?: undefined }
+  | { client: PgPoolLike; connectionString?: undefined; pool?: undefined; pglite?: undefined }
+  | { pglite: PGliteLike; connectionString?: undefined; pool?: undefined; client?: undefined }
 ) & {
   /** The schema Docket's tables live in (several installations can share a database); default `docket`. */
   schema?: string;
@@ -41,20 +51,45 @@ export type PostgresStoreOptions = (
  * workers wake on `LISTEN/NOTIFY`, effects may be async, migrations run once under an advisory lock.
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const given = ['connectionString', 'pool', 'pglite'].filter(
+  const given = ['connectionString', 'pool', 'client', 'pglite'].filter(
     (k) => (options as Record<string, unknown>)?.[k] !== undefined,
   );
   if (given.length !== 1) {
-    throw new DocketError('CONFIG_INVALID', 'postgresStore needs exactly one of connectionString, pool and pglite', {
-      operation: 'postgresStore',
-    });
+    throw new DocketError(
+      'CONFIG_INVALID',
+      'postgresStore needs exactly one of connectionString, pool (or client) and pglite',
+      { operation: 'postgresStore' },
+    );
   }
   for (const key of Object.keys(options)) {
-    if (!['connectionString', 'pool', 'pglite', 'schema', 'poolConfig'].includes(key)) {
+    if (!['connectionString', 'pool', 'client', 'pglite', 'schema', 'poolConfig'].includes(key)) {
       throw new DocketError('CONFIG_INVALID', `unknown option ${key}`, { operation: 'postgresStore' });
     }
   }
-  return createPostgresStore(() => connect(options), options.schema ?? 'docket');
+  if (options.connectionString !== undefined && typeof options.connectionString !== 'string') {
+    throw new DocketError('CONFIG_INVALID', 'connectionString must be a string', { operation: 'postgresStore' });
+  }
+  const pool = options.pool ?? options.client;
+  if (pool !== undefined && !isPool(pool)) {
+    throw new DocketError(
+      'CONFIG_INVALID',
+      'pass a pg Pool: one pg Client is one connection, and Docket runs transactions side by side',
+      { operation: 'postgresStore', details: { path: options.pool === undefined ? 'client' : 'pool' } },
+    );
+  }
+  const normalized = pool === undefined ? options : ({ pool, schema: options.schema } as PostgresStoreOptions);
+  return createPostgresStore(() => connect(normalized), options.schema ?? 'docket');
+}
+
+/** A pg Pool (it counts its clients), as opposed to one pg Client. */
+function isPool(value: unknown): value is PgPoolLike {
+  const pool = value as Partial<Record<'connect' | 'end' | 'on', unknown>> & { totalCount?: unknown };
+  return (
+    typeof pool?.connect === 'function' &&
+    typeof pool.end === 'function' &&
+    typeof pool.on === 'function' &&
+    typeof pool.totalCount === 'number'
+  );
 }
 
 /** Where a pooled connection keeps the names of the statements Docket prepared on it. */

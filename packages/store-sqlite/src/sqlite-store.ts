@@ -18,6 +18,7 @@ import {
   type RunWrite,
   rowToHistory,
   rowToRun,
+  runChanges,
   runParams,
   type SelectRequest,
   type Store,
@@ -103,7 +104,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
     checkWrite(current, write);
-    const changed = s.updateRun(runParams(current), runParams(write.run));
+    const changed = s.updateRun(current.runId, current.revision, runChanges(current, write.run));
     if (changed !== 1) throw new Error(`internal: run ${current.runId} moved during its transaction`);
     for (const entry of write.history) s.insertHistory.run(historyParams(write.run.runId, entry));
     for (const event of write.events) s.insertEvent.run(eventParams(event));

@@ -120,13 +120,12 @@ export class Statements {
   }
 
   /**
-   * Writes the columns that differ between `before` and `after`, only if the stored revision is still `before`'s.
-   * Setting only changed columns lets SQLite leave the index entries of unchanged columns alone, which is most of
-   * the cost of a transition. Statements are cached per column set; there are a handful.
+   * Writes `changes` (the columns a write changes, from core's `runChanges`) to a run, only if the stored revision is
+   * still `expectedRevision`. Setting only changed columns lets SQLite leave the index entries of unchanged columns
+   * alone, which is most of the cost of a transition. Statements are cached per column set; there are a handful.
    */
-  updateRun(before: RunRow, after: RunRow): number {
-    const changed: string[] = [];
-    for (const column of RUN_COLUMNS) if (before[column] !== after[column]) changed.push(column);
+  updateRun(runId: string, expectedRevision: number, changes: Partial<RunRow>): number {
+    const changed = Object.keys(changes);
     if (changed.length === 0) return 1;
     const key = changed.join(',');
     let statement = this.updates.get(key);
@@ -137,9 +136,7 @@ export class Statements {
       );
       this.updates.set(key, statement);
     }
-    const params: Record<string, unknown> = { run_id: after.run_id, expected_revision: before.revision };
-    for (const column of changed) params[column] = after[column as keyof RunRow];
-    return statement.run(params).changes;
+    return statement.run({ ...changes, run_id: runId, expected_revision: expectedRevision }).changes;
   }
 
   /** Lists runs by id after `after`, filtered by task name and status when given; statements cached per filter. */
