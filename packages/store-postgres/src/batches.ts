@@ -18,13 +18,16 @@ import type { PostgresTransaction } from './postgres-store.js';
 import {
   applyLockedWrites,
   applyRunWrites,
+  type Executor,
   insertRuns,
+  insertRunsStatement,
   type PendingWrite,
   rowsOf,
   runWritesStatement,
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
+import { compose, type Session } from './session.js';
 
 /** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */
 export type Transaction = <T>(outcome: OutcomeTracker, work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
@@ -51,54 +54,93 @@ const ATTEMPTS = 3;
 export function startBatcher(
   tables: Tables,
   transaction: Transaction,
+  session: () => Session | undefined,
+  read: () => Executor,
 ): (request: CreateRunRequest) => Promise<CreateRunResult> {
   const batcher = new Batcher<StartItem>(
     async (batch) => {
+      const requests = batch.map((item) => item.request);
       const outcome = new OutcomeTracker();
-      let results: CreateRunResult[];
-      try {
-        results = await transaction(outcome, async (tx) => {
-          const inserted = await insertRuns(
-            tx,
-            tables,
-            batch.map((i) => i.request),
-          );
-          const taken = batch.filter((i) => !inserted.has(i.request.run.runId)).map((i) => i.request.run);
-          const existing = new Map<string, RunRecord>();
-          if (taken.length > 0) {
-            if (taken.some((run) => run.idempotencyKey === null)) throw new Error('internal: a run id was reused');
-            const keys = taken.map((r) => ({ namespace: r.namespace, task_name: r.taskName, key: r.idempotencyKey }));
-            const found = await rowsOf<RunRow>(
-              tx,
-              sql`SELECT r.* FROM ${tables.runs} r JOIN json_to_recordset(${JSON.stringify(keys)}::json)
-                  AS k(namespace text, task_name text, key text)
-                  ON r.namespace = k.namespace AND r.task_name = k.task_name AND r.idempotency_key = k.key`,
-            );
-            for (const row of found)
-              existing.set(keyOf(row.namespace, row.task_name, row.idempotency_key), rowToRun(row));
-          }
-          return batch.map(({ request: { run } }): CreateRunResult => {
-            if (inserted.has(run.runId)) return { kind: 'created', run };
-            const found = existing.get(keyOf(run.namespace, run.taskName, run.idempotencyKey));
-            if (!found) throw new Error('internal: an idempotency key conflicted with no run');
-            return { kind: 'existing', run: found };
-          });
-        });
-      } catch (error) {
-        for (const { request, reject } of batch) {
+      const fail = (items: StartItem[], error: unknown, at: OutcomeTracker) => {
+        for (const { request, reject } of items) {
           const { runId, idempotencyKey } = request.run;
-          reject(
-            classify(error, outcome, 'task.start', { runId, ...(idempotencyKey === null ? {} : { idempotencyKey }) }),
-          );
+          reject(classify(error, at, 'task.start', { runId, ...(idempotencyKey === null ? {} : { idempotencyKey }) }));
         }
+      };
+      let inserted: Set<string>;
+      try {
+        const open = session();
+        inserted =
+          open === undefined
+            ? await transaction(outcome, (tx) => insertRuns(tx, tables, requests))
+            : await insertInOneTrip(open, tables, requests, outcome);
+      } catch (error) {
+        fail(batch, error, outcome);
         return;
       }
-      for (const [index, item] of batch.entries()) item.resolve(results[index] as CreateRunResult);
+      // A start whose key was taken answers with the run that holds it, committed by now (the insert waited for it).
+      const taken = batch.filter((item) => !inserted.has(item.request.run.runId));
+      let existing: Map<string, RunRecord>;
+      try {
+        existing = await runsByKey(read(), tables, taken);
+      } catch (error) {
+        fail(taken, error, new OutcomeTracker());
+        existing = new Map();
+      }
+      for (const { request, resolve, reject } of batch) {
+        const { run } = request;
+        if (inserted.has(run.runId)) {
+          resolve({ kind: 'created', run });
+          continue;
+        }
+        const found = existing.get(keyOf(run.namespace, run.taskName, run.idempotencyKey));
+        if (found) resolve({ kind: 'existing', run: found });
+        else reject(new Error('internal: an idempotency key conflicted with no run'));
+      }
     },
     { maxBatch: 500, maxRunning: 2 },
   );
   return (request) =>
     new Promise((resolve, reject) => batcher.push({ key: request.run.runId, request, resolve, reject }));
+}
+
+/** Inserts a batch of starts as `BEGIN; insert; notify; COMMIT` in one round trip. */
+async function insertInOneTrip(
+  session: Session,
+  tables: Tables,
+  requests: readonly CreateRunRequest[],
+  outcome: OutcomeTracker,
+): Promise<Set<string>> {
+  const insert = preparedCall(insertRunsStatement(tables, requests));
+  const pending = new Set(requests.filter((r) => r.run.status === 'pending').map((r) => r.run.namespace));
+  const notify = [...pending].map((ns) => inlineSql(sql`SELECT pg_notify(${tables.channel}, ${ns})`));
+  outcome.committing();
+  let at = 0;
+  const results = await session((send) =>
+    send((prepared) => {
+      const message = compose(prepared, ['BEGIN', insert, ...notify, 'COMMIT']);
+      at = message.at[1] as number;
+      return message;
+    }),
+  );
+  return new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+}
+
+/** The runs that hold the idempotency keys of `items`, by namespace, task and key. */
+async function runsByKey(db: Executor, tables: Tables, items: readonly StartItem[]): Promise<Map<string, RunRecord>> {
+  const found = new Map<string, RunRecord>();
+  if (items.length === 0) return found;
+  const runs = items.map((item) => item.request.run);
+  if (runs.some((run) => run.idempotencyKey === null)) throw new Error('internal: a run id was reused');
+  const keys = runs.map((r) => ({ namespace: r.namespace, task_name: r.taskName, key: r.idempotencyKey }));
+  const rows = await rowsOf<RunRow>(
+    db,
+    sql`SELECT r.* FROM ${tables.runs} r JOIN json_to_recordset(${JSON.stringify(keys)}::json)
+        AS k(namespace text, task_name text, key text)
+        ON r.namespace = k.namespace AND r.task_name = k.task_name AND r.idempotency_key = k.key`,
+  );
+  for (const row of rows) found.set(keyOf(row.namespace, row.task_name, row.idempotency_key), rowToRun(row));
+  return found;
 }
 
 const keyOf = (namespace: string, taskName: string, key: string | null) => `${namespace}\u0000${taskName}\u0000${key}`;
@@ -113,12 +155,12 @@ export function transactBatcher(
   tables: Tables,
   transaction: Transaction,
   known: KnownRuns,
-  oneTrip: () => OneTrip | undefined,
+  session: () => Session | undefined,
 ): <T>(namespace: string, runId: string, plan: TransactPlan<T, PostgresTransaction>) => Promise<T> {
   const batcher = new Batcher<TransactItem>(
     async (whole) => {
-      const trip = oneTrip();
-      const batch = trip === undefined ? whole : await writeInOneTrip(whole, trip, tables, known);
+      const open = session();
+      const batch = open === undefined ? whole : await writeInOneTrip(whole, open, tables, known);
       if (batch.length === 0) return;
       for (let attempt = 1; ; attempt++) {
         const outcome = new OutcomeTracker();
@@ -159,14 +201,6 @@ export function transactBatcher(
 }
 
 /**
- * Runs `BEGIN; ...; COMMIT` written as one text in one round trip on one pooled connection (see
- * `PostgresConnection.oneTrip`); `build` writes the text knowing which statements that connection has prepared.
- */
-export type OneTrip = (
-  build: (prepared: ReadonlySet<string>) => { text: string; prepares: string[] },
-) => Promise<{ rows: unknown[] }[]>;
-
-/**
  * The fast path for runs this instance holds: each plan is decided on the remembered row and all their guarded
  * writes, the notifications and the COMMIT go to the server as one text, one round trip. Answers the calls it did
  * not settle (no remembered row, a plan that wrote nothing or threw, a guard that failed, a statement the server
@@ -174,7 +208,7 @@ export type OneTrip = (
  */
 async function writeInOneTrip(
   batch: TransactItem[],
-  trip: OneTrip,
+  session: Session,
   tables: Tables,
   known: KnownRuns,
 ): Promise<TransactItem[]> {
@@ -203,15 +237,14 @@ async function writeInOneTrip(
   let landed: Set<string>;
   try {
     let at = 0;
-    const results = await trip((prepared) => {
-      const first = prepared.has(write.name) ? [] : [write.prepare];
-      at = first.length + 1;
-      return {
-        text: [...first, 'BEGIN', write.execute, ...notify, 'COMMIT'].join('; '),
-        prepares: first.length > 0 ? [write.name] : [],
-      };
-    });
-    landed = new Set((results[at]?.rows as { run_id: string }[]).map((row) => row.run_id));
+    const results = await session((send) =>
+      send((prepared) => {
+        const message = compose(prepared, ['BEGIN', write, ...notify, 'COMMIT']);
+        at = message.at[1] as number;
+        return message;
+      }),
+    );
+    landed = new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
   } catch (error) {
     for (const { item } of guarded) known.forget(item.runId);
     const classified = classify(error, outcome, 'store.transact', {});

@@ -145,19 +145,21 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
         };
       },
     },
-    async oneTrip(build) {
+    async session(work) {
       const client = (await pool.connect()) as PoolClient & { [PREPARED]?: Set<string> };
       const prepared = client[PREPARED] ?? new Set<string>();
       client[PREPARED] = prepared;
-      const { text, prepares } = build(prepared);
       try {
-        const result = await client.query(text);
-        for (const name of prepares) prepared.add(name);
+        const value = await work(async (build) => {
+          const { text, prepares } = build(prepared);
+          const result = await client.query(text);
+          for (const name of prepares) prepared.add(name);
+          return (Array.isArray(result) ? result : [result]) as { rows: unknown[] }[];
+        });
         client.release();
-        return (Array.isArray(result) ? result : [result]) as { rows: unknown[] }[];
+        return value;
       } catch (error) {
-        // A failed statement leaves the transaction open and aborted; a PREPARE may or may not have happened. Drop
-        // the connection rather than guess.
+        // A transaction may be open and aborted, a PREPARE may or may not have happened: drop the connection.
         client.release(true);
         throw error;
       }

@@ -25,12 +25,19 @@ function literal(value: unknown): string {
   throw new Error(`internal: cannot write a ${typeof value} into SQL`);
 }
 
+/** A prepared statement's name, its `PREPARE` text and the `EXECUTE` text of one call. */
+export interface PreparedCall {
+  name: string;
+  prepare: string;
+  execute: string;
+}
+
 /**
  * A statement as a call of a prepared statement: `PREPARE` text (needed once per connection) and the
  * `EXECUTE name(literals)` text. The server plans a prepared statement once per connection instead of every time,
  * which is most of the cost of a small batch.
  */
-export function preparedCall(query: SQL): { name: string; prepare: string; execute: string } {
+export function preparedCall(query: SQL): PreparedCall {
   const { sql: text, params } = dialect.sqlToQuery(query);
   const name = `docket_${hash(text)}`;
   return {

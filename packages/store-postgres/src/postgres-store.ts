@@ -25,13 +25,24 @@ import {
   type TransactOptions,
   type TransactPlan,
 } from '@docket/core';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { type OneTrip, startBatcher, type Transaction, transactBatcher } from './batches.js';
+import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
+import { inlineSql, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
-import { applyLockedWrites, type Executor, insertRuns, type PendingWrite, rowsOf, type Tables } from './run-writes.js';
+import {
+  applyLockedWrites,
+  type Executor,
+  insertRuns,
+  type PendingWrite,
+  rowsOf,
+  runWritesStatement,
+  type Tables,
+  wakeNamespaces,
+} from './run-writes.js';
+import { compose, type Session } from './session.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
@@ -48,12 +59,11 @@ export interface PostgresConnection {
   db: PgDatabase<PgQueryResultHKT, any>;
   listener: Listener | null;
   /**
-   * Optional: runs a whole transaction written as one text (`BEGIN; ...; COMMIT`) in one round trip on one pooled
-   * connection and answers every statement's rows; after an error the transaction is rolled back. `build` gets the
-   * names of the statements that connection has prepared, and names the ones the text prepares. node-postgres has
-   * it; PGlite (one in-process connection) does not need it.
+   * Optional: runs work on one pooled connection that sends statements as text, several per round trip, calling
+   * statements prepared once per connection (see `session.ts`). node-postgres has it; with PGlite (one in-process
+   * connection) the store uses drizzle transactions throughout.
    */
-  oneTrip?: OneTrip;
+  session?: Session;
   close(): Promise<void>;
 }
 
@@ -139,45 +149,83 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       return value;
     });
   };
-  const startGrouped = startBatcher(tables, transaction);
-  const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.oneTrip);
+  const startGrouped = startBatcher(tables, transaction, () => connection?.session, live);
+  const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.session);
+
+  /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
+  function candidateQueries(request: SelectRequest, expired: boolean): SQL[] {
+    if (expired) {
+      return [
+        sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND lease_expires_at IS NOT NULL
+            AND lease_expires_at <= ${request.now} ORDER BY lease_expires_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+      ];
+    }
+    return request.tasks.map(
+      (task) =>
+        sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND task_name = ${task.name}
+            AND task_version = ${task.version} AND claim_due_at IS NOT NULL AND claim_due_at <= ${request.now}
+            ORDER BY claim_due_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+    );
+  }
+
+  /** Core's plan for each candidate, up to the request's limit. */
+  function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
+    const writes: PendingWrite[] = [];
+    for (const row of candidates) {
+      if (writes.length >= request.limit) break;
+      const current = rowToRun(row);
+      const write = request.plan(current);
+      if (write !== null) writes.push({ current, write });
+    }
+    return writes;
+  }
 
   async function selectAndApply(request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
-    const written = await inTransaction('store.claimDue', async (tx) => {
-      let candidates: RunRow[];
-      if (expired) {
-        candidates = await rows<RunRow>(
-          tx,
-          sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND lease_expires_at IS NOT NULL
-              AND lease_expires_at <= ${request.now} ORDER BY lease_expires_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
-        );
-      } else {
-        candidates = [];
-        for (const task of request.tasks) {
-          const wanted = request.limit - candidates.length;
-          if (wanted <= 0) break;
-          candidates.push(
-            ...(await rows<RunRow>(
-              tx,
-              sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND task_name = ${task.name}
-                  AND task_version = ${task.version} AND claim_due_at IS NOT NULL AND claim_due_at <= ${request.now}
-                  ORDER BY claim_due_at LIMIT ${wanted} FOR UPDATE SKIP LOCKED`,
-            )),
-          );
-        }
-      }
-      const writes: PendingWrite[] = [];
-      for (const row of candidates) {
-        if (writes.length >= request.limit) break;
-        const current = rowToRun(row);
-        const write = request.plan(current);
-        if (write !== null) writes.push({ current, write });
-      }
-      await applyLockedWrites(tx, tables, writes);
-      return writes.map((w) => w.write.run);
-    });
+    const session = connection?.session;
+    const written =
+      session === undefined
+        ? await inTransaction('store.claimDue', async (tx) => {
+            const candidates: RunRow[] = [];
+            for (const query of candidateQueries(request, expired)) candidates.push(...(await rows<RunRow>(tx, query)));
+            const writes = planCandidates(request, candidates);
+            await applyLockedWrites(tx, tables, writes);
+            return writes.map((w) => w.write.run);
+          })
+        : await claimInSession(session, request, expired);
     for (const run of written) known.committed(run);
     return written;
+  }
+
+  /**
+   * A claim in two round trips on one connection: `BEGIN` and the locking selects, then (after core's plans) the
+   * writes, their notifications and `COMMIT`, all through statements prepared once per connection.
+   */
+  async function claimInSession(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+    const selects = candidateQueries(request, expired).map(preparedCall);
+    const outcome = new OutcomeTracker();
+    try {
+      return await session(async (send) => {
+        let at: number[] = [];
+        const selected = await send((prepared) => {
+          const message = compose(prepared, ['BEGIN', ...selects]);
+          at = message.at.slice(1);
+          return message;
+        });
+        const candidates = at.flatMap((index) => (selected[index]?.rows ?? []) as RunRow[]);
+        const writes = planCandidates(request, candidates);
+        outcome.committing();
+        if (writes.length === 0) {
+          await send(() => ({ text: 'COMMIT', prepares: [] }));
+          return [];
+        }
+        const write = preparedCall(runWritesStatement(tables, writes, true));
+        const notify = [...wakeNamespaces(writes)].map((ns) => inlineSql(sql`SELECT pg_notify(${channel}, ${ns})`));
+        await send((prepared) => compose(prepared, [write, ...notify, 'COMMIT']));
+        return writes.map((w) => w.write.run);
+      });
+    } catch (error) {
+      throw classify(error, outcome, 'store.claimDue', {});
+    }
   }
 
   const store: PostgresStore = {

@@ -76,8 +76,12 @@ export function wakeNamespaces(writes: readonly PendingWrite[], landed?: Readonl
   );
 }
 
-/** The one statement behind `applyRunWrites`: it answers the ids of the rows it wrote. */
-export function runWritesStatement(tables: Tables, writes: readonly PendingWrite[]): SQL {
+/**
+ * The one statement behind `applyRunWrites`: it answers the ids of the rows it wrote. With `allLocked` it fails
+ * (division by zero, which aborts the transaction) unless every write landed: for rows the transaction locked, where
+ * a miss is a bug, and the COMMIT follows in the same message, too late for the caller to refuse.
+ */
+export function runWritesStatement(tables: Tables, writes: readonly PendingWrite[], allLocked = false): SQL {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
   const history: object[] = [];
@@ -125,7 +129,11 @@ export function runWritesStatement(tables: Tables, writes: readonly PendingWrite
         SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(docketEvents, events, 'x')}
         WHERE x.run_id IN (SELECT run_id FROM u) ON CONFLICT (event_id) DO NOTHING)`);
   }
-  return sql`WITH ${sql.join(parts, sql`, `)} SELECT run_id FROM u`;
+  const answer = allLocked
+    ? sql`SELECT run_id FROM u UNION ALL SELECT NULL FROM (SELECT CASE WHEN count(*) = ${writes.length}
+          THEN NULL ELSE 1 / (count(*) - count(*)) END AS failed FROM u) AS guard WHERE guard.failed IS NOT NULL`
+    : sql`SELECT run_id FROM u`;
+  return sql`WITH ${sql.join(parts, sql`, `)} ${answer}`;
 }
 
 const GUARD =
@@ -142,6 +150,19 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
   }
 }
 
+/** The one statement behind `insertRuns`: it answers the ids it inserted. */
+export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): SQL {
+  const runs = requests.map((r) => runParams(r.run));
+  const history = requests.map((r) => historyParams(r.run.runId, r.history));
+  return sql`WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
+        SELECT ${columnList(docketRuns, 'v.')} FROM ${recordset(docketRuns, runs, 'v')}
+        ON CONFLICT DO NOTHING RETURNING run_id),
+      h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
+        SELECT ${columnList(docketHistory, 'x.')} FROM ${recordset(docketHistory, history, 'x')}
+        WHERE x.run_id IN (SELECT run_id FROM ins))
+      SELECT run_id FROM ins`;
+}
+
 /**
  * Inserts new runs with their first history entries in one statement. A run whose idempotency key is already taken
  * (by a committed run, or by an earlier run of the same statement) is skipped. Returns the ids that were inserted.
@@ -151,18 +172,7 @@ export async function insertRuns(
   tables: Tables,
   requests: readonly CreateRunRequest[],
 ): Promise<Set<string>> {
-  const runs = requests.map((r) => runParams(r.run));
-  const history = requests.map((r) => historyParams(r.run.runId, r.history));
-  const inserted = await rowsOf<{ run_id: string }>(
-    tx,
-    sql`WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
-          SELECT ${columnList(docketRuns, 'v.')} FROM ${recordset(docketRuns, runs, 'v')}
-          ON CONFLICT DO NOTHING RETURNING run_id),
-        h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-          SELECT ${columnList(docketHistory, 'x.')} FROM ${recordset(docketHistory, history, 'x')}
-          WHERE x.run_id IN (SELECT run_id FROM ins))
-        SELECT run_id FROM ins`,
-  );
+  const inserted = await rowsOf<{ run_id: string }>(tx, insertRunsStatement(tables, requests));
   const ids = new Set(inserted.map((r) => r.run_id));
   const wake = new Set(
     requests.filter((r) => ids.has(r.run.runId) && r.run.status === 'pending').map((r) => r.run.namespace),

@@ -295,7 +295,8 @@ async function pgBossLatency({ count, perSecond, schema }) {
   await boss.createQueue('noop');
   const latencies = [];
   const all = latch();
-  await boss.work('noop', { batchSize: 10, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+  // Fetches of 500 every 0.5 s (pg-boss's shortest poll) keep up with 200 jobs/s; smaller fetches fall behind.
+  await boss.work('noop', { batchSize: 500, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     for (const job of jobs) latencies.push(performance.timeOrigin + performance.now() - job.data.t);
     if (latencies.length >= count) all.open();
   });

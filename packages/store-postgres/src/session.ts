@@ -1,0 +1,42 @@
+import type { PreparedCall } from './inline.js';
+
+/** One message to the server: statements as one text, and the prepared statements it creates on the connection. */
+export interface Message {
+  text: string;
+  prepares: string[];
+}
+
+/** The rows of every statement of a message, in order. */
+export type Results = { rows: unknown[] }[];
+
+/** Sends one message on the session's connection; `build` writes it knowing what that connection has prepared. */
+export type Send = (build: (prepared: ReadonlySet<string>) => Message) => Promise<Results>;
+
+/**
+ * Runs `work` on one pooled connection, which may send several messages (a transaction can span them: `BEGIN` in
+ * one, `COMMIT` in a later one). If `work` throws, the connection is dropped rather than returned to the pool, so no
+ * half-done transaction or unknown prepared statement outlives it.
+ */
+export type Session = <T>(work: (send: Send) => Promise<T>) => Promise<T>;
+
+/**
+ * Writes a message of plain statements and prepared calls, preparing the calls the connection lacks first. `at[i]`
+ * is the index of part `i`'s result among the message's results.
+ */
+export function compose(
+  prepared: ReadonlySet<string>,
+  parts: readonly (string | PreparedCall)[],
+): Message & { at: number[] } {
+  const statements: string[] = [];
+  const prepares: string[] = [];
+  const at: number[] = [];
+  for (const part of parts) {
+    if (typeof part !== 'string' && !prepared.has(part.name) && !prepares.includes(part.name)) {
+      statements.push(part.prepare);
+      prepares.push(part.name);
+    }
+    at.push(statements.length);
+    statements.push(typeof part === 'string' ? part : part.execute);
+  }
+  return { text: statements.join('; '), prepares, at };
+}
