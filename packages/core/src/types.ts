@@ -223,8 +223,15 @@ export interface RunInfo<Q = Json, S = Json> {
 
 /** Converts epoch milliseconds to an ISO-8601 UTC string. */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  // Transitions decided together share their millisecond: format it once.
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
+let lastIsoMs = Number.NaN;
+let lastIso = '';
 
 /** Builds the public `RunInfo` from a stored run and its callback counts. */
 export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: CallbackCounts): RunInfo<Q, S> {

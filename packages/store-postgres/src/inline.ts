@@ -5,17 +5,27 @@ const dialect = new PgDialect();
 
 /**
  * A statement as plain text with its parameters written in as literals, so several statements (`BEGIN; ...;
- * COMMIT`) travel in one simple-protocol message: one round trip for a whole transaction. Strings use the `E'...'`
- * form (quotes and backslashes doubled), which reads the same whatever `standard_conforming_strings` says.
+ * COMMIT`) travel in one simple-protocol message: one round trip for a whole transaction.
  */
 export function inlineSql(query: SQL): string {
   const { sql: text, params } = dialect.sqlToQuery(query);
   return text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
 }
 
+/**
+ * A string literal. Dollar quoting needs no escaping (the rows of a batch travel as one long JSON text); a text that
+ * holds the tag itself falls back to `E'...'`, which reads the same whatever `standard_conforming_strings` says.
+ */
+function quote(text: string): string {
+  // `$docket` anywhere (the tag, or a text ending in `$docket` that the closing tag would complete) falls back.
+  if (!text.includes('$docket')) return `${TAG}${text}${TAG}`;
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+const TAG = '$docket$';
+
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (typeof value === 'string') return quote(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new Error(`internal: cannot write ${value} into SQL`);
     return `(${value})`;
