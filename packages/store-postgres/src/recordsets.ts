@@ -40,3 +40,42 @@ export function columnList(table: PgTable, prefix = ''): SQL {
       .join(', '),
   );
 }
+
+/** A column as a recordset declares it. */
+export interface Column {
+  name: string;
+  type: string;
+}
+
+/**
+ * Rows for one statement, split by column: a column whose value every row shares travels once, as a parameter
+ * (`$n::type`); the others (and the `keep` columns, the keys the statement joins on) travel per row in a
+ * `json_to_recordset`. A batch of claims or settles shares most of its values (status, reason, owner, time), so this
+ * keeps the text the server must parse a fraction of the rows' size. `column(name)` is the expression for a column.
+ */
+export function compactRows(
+  rows: readonly Record<string, unknown>[],
+  columns: readonly Column[],
+  alias: string,
+  keep: readonly string[],
+): { from: SQL; column(name: string): SQL } {
+  const first = rows[0] ?? {};
+  const varying = columns.filter(
+    (c) => keep.includes(c.name) || rows.some((row) => (row[c.name] ?? null) !== (first[c.name] ?? null)),
+  );
+  const isVarying = new Set(varying.map((c) => c.name));
+  const types = new Map(columns.map((c) => [c.name, c.type]));
+  const sent = rows.map((row) => {
+    const out: Record<string, unknown> = {};
+    for (const c of varying) out[c.name] = row[c.name] ?? null;
+    return out;
+  });
+  const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');
+  return {
+    from: sql`json_to_recordset(${JSON.stringify(sent)}::json) AS ${sql.raw(alias)}(${sql.raw(defs)})`,
+    column(name) {
+      if (isVarying.has(name)) return sql.raw(`${alias}."${name}"`);
+      return sql`${first[name] ?? null}::${sql.raw(types.get(name) ?? 'text')}`;
+    },
+  };
+}

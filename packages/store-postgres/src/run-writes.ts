@@ -11,7 +11,7 @@ import {
   runParams,
 } from '@docket/core';
 import { type SQL, sql } from 'drizzle-orm';
-import { columnList, recordset } from './recordsets.js';
+import { columnList, columnsOf, compactRows, recordset } from './recordsets.js';
 import { docketEvents, docketHistory, docketRuns } from './schema.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
@@ -107,22 +107,37 @@ export function runWritesStatement(tables: Tables, writes: readonly PendingWrite
     for (const column of columns) row[column] = column in delta ? delta[column] : runColumn(write.run, column);
     return row;
   });
-  // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
-  const sets = sql.raw(
-    columns.length === 0 ? '"revision" = r."revision"' : columns.map((c) => `"${c}" = v."${c}"`).join(', '),
+  const types = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
+  const v = compactRows(
+    runs,
+    [{ name: 'run_id', type: 'text' }, ...GUARD, ...columns.map((name) => ({ name, type: types.get(name) as string }))],
+    'v',
+    ['run_id'],
   );
+  // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
+  const sets =
+    columns.length === 0
+      ? sql`"revision" = r."revision"`
+      : sql.join(
+          columns.map((c) => sql`${sql.raw(`"${c}"`)} = ${v.column(c)}`),
+          sql`, `,
+        );
   const parts: SQL[] = [
-    sql`u AS (UPDATE ${tables.runs} AS r SET ${sets}
-        FROM ${recordset(docketRuns, runs, 'v', { only: ['run_id', ...columns], extra: GUARD })}
-        WHERE r.run_id = ANY(${ids(writes)}::text[]) AND r.run_id = v.run_id AND r.revision = v.expected_revision
-          AND r.lease_expires_at IS NOT DISTINCT FROM v.expected_lease_expires_at
-          AND r.model_calls_used = v.expected_model_calls_used
+    sql`u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
+        WHERE r.run_id = ANY(${ids(writes)}::text[]) AND r.run_id = v.run_id
+          AND r.revision = ${v.column('expected_revision')}
+          AND r.lease_expires_at IS NOT DISTINCT FROM ${v.column('expected_lease_expires_at')}
+          AND r.model_calls_used = ${v.column('expected_model_calls_used')}
         RETURNING r.run_id)`,
   ];
   if (history.length > 0) {
+    const x = compactRows(history as Record<string, unknown>[], columnsOf(docketHistory), 'x', ['run_id']);
+    const values = sql.join(
+      columnsOf(docketHistory).map((c) => x.column(c.name)),
+      sql`, `,
+    );
     parts.push(sql`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${columnList(docketHistory, 'x.')} FROM ${recordset(docketHistory, history, 'x')}
-        WHERE x.run_id IN (SELECT run_id FROM u))`);
+        SELECT ${values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`);
   }
   if (events.length > 0) {
     parts.push(sql`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
@@ -136,8 +151,12 @@ export function runWritesStatement(tables: Tables, writes: readonly PendingWrite
   return sql`WITH ${sql.join(parts, sql`, `)} ${answer}`;
 }
 
-const GUARD =
-  '"expected_revision" integer, "expected_lease_expires_at" double precision, "expected_model_calls_used" integer';
+/** The columns a guarded write compares before it writes. */
+const GUARD = [
+  { name: 'expected_revision', type: 'integer' },
+  { name: 'expected_lease_expires_at', type: 'double precision' },
+  { name: 'expected_model_calls_used', type: 'integer' },
+];
 
 /**
  * `applyRunWrites` for rows this transaction locked when it read them: every write must land, so a row that moved
