@@ -28,7 +28,7 @@ async function simpleQuery(): Promise<{ value(text: string): Promise<unknown>; c
   }
   const lite = new PGlite();
   return {
-    value: async (text) => ((await lite.exec(text))[0]?.rows[0] as { v: unknown }).v,
+    value: async (text) => ((await lite.exec(text))[0]?.rows[0] as { v: unknown } | undefined)?.v,
     close: () => lite.close(),
   };
 }
