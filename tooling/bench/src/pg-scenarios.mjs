@@ -171,7 +171,7 @@ async function rawProcess({ n, perTransaction, workers, schema }) {
 // --- graphile-worker --------------------------------------------------------------------------------------------
 
 async function graphileProcess({ n, concurrency, localQueue, schema }) {
-  const { makeWorkerUtils, run } = await import('graphile-worker');
+  const { makeWorkerUtils } = await import('graphile-worker');
   await dropSchema(schema);
   const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
   await utils.migrate();
@@ -186,27 +186,19 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
   const all = latch();
   let done = 0;
   t = performance.now();
-  const runner = await run({
-    connectionString: url,
+  const runner = await graphileRunner(
     schema,
     concurrency,
-    noHandleSignals: true,
-    pollInterval: 1000,
-    logger: graphileLogger(),
-    taskList: {
-      noop: async () => {
-        if (++done === n) all.open();
-      },
+    async () => {
+      if (++done === n) all.open();
     },
-    preset: {
-      worker: {
-        maxPoolSize: concurrency + 2,
-        localQueue: { size: localQueue },
-        completeJobBatchDelay: 0,
-        failJobBatchDelay: 0,
-      },
+    {
+      maxPoolSize: concurrency + 2,
+      localQueue: { size: localQueue },
+      completeJobBatchDelay: 0,
+      failJobBatchDelay: 0,
     },
-  });
+  );
   await all.done;
   const processed = rate(n, performance.now() - t);
   await runner.stop();
@@ -215,25 +207,15 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
 }
 
 async function graphileLatency({ count, perSecond, concurrency, schema }) {
-  const { makeWorkerUtils, run } = await import('graphile-worker');
+  const { makeWorkerUtils } = await import('graphile-worker');
   await dropSchema(schema);
   const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
   await utils.migrate();
   const latencies = [];
   const all = latch();
-  const runner = await run({
-    connectionString: url,
-    schema,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: 1000,
-    logger: graphileLogger(),
-    taskList: {
-      noop: async (job) => {
-        latencies.push(performance.timeOrigin + performance.now() - job.t); // the task receives the payload
-        if (latencies.length === count) all.open();
-      },
-    },
+  const runner = await graphileRunner(schema, concurrency, async (job) => {
+    latencies.push(performance.timeOrigin + performance.now() - job.t); // the task receives the payload
+    if (latencies.length === count) all.open();
   });
   await paced(count, perSecond, () =>
     utils.addJob('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
@@ -243,6 +225,21 @@ async function graphileLatency({ count, perSecond, concurrency, schema }) {
   await utils.release();
   await dropSchema(schema);
   return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+/** A graphile-worker runner for the `noop` task on `schema`, with the worker preset options given. */
+async function graphileRunner(schema, concurrency, noop, worker = {}) {
+  const { run } = await import('graphile-worker');
+  return run({
+    connectionString: url,
+    schema,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: graphileLogger(),
+    taskList: { noop },
+    preset: { worker },
+  });
 }
 
 /** graphile-worker's logger, silenced (its per-job lines would measure the terminal). */
