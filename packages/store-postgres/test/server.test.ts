@@ -169,4 +169,73 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     expect(retried.created).toBe(true);
     await queue.close();
   }, 60_000);
+
+  it('raises OUTCOME_UNKNOWN for a grouped write of a run in flight when its one-trip commit is cut off', async () => {
+    const schema = await setupSchema();
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const worker = createQueue({ store, runtime: { concurrency: 1 }, protocol: { pollMs: 10 } });
+    const task = worker.define(DEFINITION, {
+      async execute(ctx) {
+        await gate;
+        return ctx.end();
+      },
+    });
+    await worker.ready();
+    try {
+      const { runId } = await task.start({ query: { n: 2 } });
+      await waitFor(async () => (await task.get(runId))?.status === 'running', 'the run to be claimed', 10_000);
+      await pool.query(`CREATE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+      await pool.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER UPDATE ON "${schema}".docket_runs
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
+      // A budget reservation: pure, for a run this store holds, so it takes the one-round-trip path.
+      const reserved = store
+        .transact(
+          'default',
+          runId,
+          (_tx, current) => ({
+            write: current && {
+              run: { ...current, modelCallsUsed: current.modelCallsUsed + 1 },
+              history: [],
+              events: [],
+            },
+            value: null,
+          }),
+          { pure: true },
+        )
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      await waitFor(
+        async () =>
+          (
+            await pool.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`,
+            )
+          ).rows[0].n > 0,
+        'the commit to be under way',
+        10_000,
+      );
+      await pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`,
+      );
+      const error = await reserved;
+      expect(isDocketError(error, 'OUTCOME_UNKNOWN'), String(error)).toBe(true);
+      expect(error).toMatchObject({ runId, outcomeKnown: false, operation: 'store.transact' });
+      await pool.query(`DROP TRIGGER slow_commit ON "${schema}".docket_runs`);
+      // Read before retrying: the cut-off commit did not happen.
+      const { rows } = await pool.query(`SELECT model_calls_used FROM "${schema}".docket_runs WHERE run_id = $1`, [
+        runId,
+      ]);
+      expect(rows[0]).toEqual({ model_calls_used: 0 });
+    } finally {
+      release();
+      await worker.close();
+    }
+  }, 60_000);
 });
