@@ -1,18 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TaskHandlers } from '../handlers.js';
 import type { Json } from '../json.js';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  sleep,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** Claims: one executor per run under contention, concurrency slots, immediate wake-up, task filtering. */
 export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('claims', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('executes each run exactly once when two workers race for the same runs', async () => {
       h = await factory();

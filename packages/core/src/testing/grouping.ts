@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
+import { describe, expect, it } from 'vitest';
 import type { Store, TransactPlan } from '../store.js';
 import type { RunRecord } from '../types.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** A pure plan that counts one model call (a write without history) and answers the count it saw. */
 const countCall: TransactPlan<number | null> = (_tx, current) =>
@@ -17,11 +16,7 @@ const countCall: TransactPlan<number | null> = (_tx, current) =>
 export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('pure transactions', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const queue of queues.splice(0)) await queue.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     async function producer(store: Store<Tx>) {
       const opened = await openQueue<Tx>(store, { name: 'grouped', version: '1' }, undefined, {

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import type { Clock } from '../config.js';
 import type { TaskDefinition } from '../definition.js';
 import type { TaskHandlers } from '../handlers.js';
@@ -111,4 +112,17 @@ export async function openQueue<Tx, Q = Json, S = Json>(
   const task = queue.define<Q, S>(definition, handlers);
   await queue.ready();
   return { queue, task };
+}
+
+/**
+ * The queues a conformance test opens: closed after each test, then the harness `current()` returns is cleaned up.
+ * Call it inside a `describe`.
+ */
+export function closeAfterEach<Tx>(current: () => ConformanceHarness<Tx> | undefined): Queue<Tx>[] {
+  const queues: Queue<Tx>[] = [];
+  afterEach(async () => {
+    for (const queue of queues.splice(0)) await queue.close();
+    await current()?.cleanup();
+  });
+  return queues;
 }

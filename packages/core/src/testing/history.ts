@@ -1,16 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** History and reads: one entry per transition, revision equal to the entry count, reads from a second connection. */
 export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('history and reads', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('writes one ordered entry per transition and the revision equals the entry count', async () => {
       h = await factory();

@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
+import { describe, expect, it } from 'vitest';
 import { transition } from '../state-machine.js';
 import { planClaim } from '../worker.js';
 import {
   type ConformanceHarness,
+  closeAfterEach,
   type HarnessFactory,
   manualClock,
   openQueue,
@@ -16,11 +16,7 @@ import {
 export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('leases and recovery', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     /** Claims a run as a worker that then dies: nobody executes it or renews its lease. */
     async function claimAsDeadWorker(runId: string, now: number) {

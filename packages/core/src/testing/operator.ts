@@ -1,17 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isDocketError } from '../errors.js';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitForStatus } from './harness.js';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  sleep,
+  waitForStatus,
+} from './harness.js';
 
 /** The operator API: listing with cursors, pause/resume/cancel with revisions and command receipts. */
 export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('operator', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     async function producer(name = 'ops') {
       const opened = await openQueue(h.store, { name, version: '1' }, undefined, { runtime: { mode: 'producer' } });

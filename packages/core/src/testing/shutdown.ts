@@ -1,16 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitFor, waitForStatus } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** Graceful shutdown: drain, then abort and release without counting an attempt. */
 export function shutdownSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('shutdown', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('waits for a page that finishes within closeGraceMs', async () => {
       h = await factory();

@@ -1,16 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor } from './harness.js';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, sleep, waitFor } from './harness.js';
 
 /** task.run: waiting windows, one winner, caller cancellation, operator stops from elsewhere. */
 export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('task.run', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     /** A queue whose only executor is `task.run` (`concurrency: 0`), unless `concurrency` says otherwise. */
     async function runner(handlers: Parameters<typeof openQueue<Tx>>[2], concurrency = 0) {

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isDocketError } from '../errors.js';
-import type { Queue } from '../queue.js';
 import {
   type ConformanceHarness,
+  closeAfterEach,
   type HarnessFactory,
   manualClock,
   openQueue,
@@ -15,11 +15,7 @@ import {
 export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('triggers', () => {
     let h: ConformanceHarness<Tx>;
-    const queues: Queue<Tx>[] = [];
-    afterEach(async () => {
-      for (const q of queues.splice(0)) await q.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('waits for a time trigger, never runs early, then fires with TIME_REACHED', async () => {
       h = await factory();
