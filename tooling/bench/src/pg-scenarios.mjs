@@ -33,6 +33,17 @@ async function dropSchema(schema) {
   await client.end();
 }
 
+/** Enqueues `n` payloads in chunks of `size` through `add(payloads)`; answers the rate per second. */
+async function enqueueInChunks(n, size, add) {
+  const t = performance.now();
+  for (let i = 0; i < n; i += size) {
+    const chunk = [];
+    for (let j = i; j < Math.min(n, i + size); j++) chunk.push(payload(j));
+    await add(chunk);
+  }
+  return rate(n, performance.now() - t);
+}
+
 /** Paces `count` calls of `add(i)` at `perSecond`, each awaited. */
 async function paced(count, perSecond, add) {
   const interval = 1000 / perSecond;
@@ -54,13 +65,7 @@ async function docketProcess({ n, concurrency, schema }) {
   });
   const task = producer.define(definition);
   await producer.ready();
-  let t = performance.now();
-  for (let i = 0; i < n; i += 500) {
-    const batch = [];
-    for (let j = i; j < Math.min(n, i + 500); j++) batch.push(task.start({ query: payload(j) }));
-    await Promise.all(batch);
-  }
-  const enqueue = rate(n, performance.now() - t);
+  const enqueue = await enqueueInChunks(n, 500, (chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
   await producer.close();
 
   const all = latch();
@@ -75,7 +80,7 @@ async function docketProcess({ n, concurrency, schema }) {
       return ctx.end();
     },
   });
-  t = performance.now();
+  const t = performance.now();
   await queue.ready();
   await all.done;
   const processed = rate(n, performance.now() - t);
@@ -130,22 +135,18 @@ async function rawProcess({ n, perTransaction, workers, schema }) {
        run_at timestamptz NOT NULL DEFAULT now());
      CREATE INDEX ON "${schema}".jobs (run_at) WHERE status = 'pending'`,
   );
-  let t = performance.now();
-  for (let i = 0; i < n; i += 1000) {
-    const rows = [];
-    for (let j = i; j < Math.min(n, i + 1000); j++) rows.push(JSON.stringify(payload(j)));
-    await pool.query(
+  const enqueue = await enqueueInChunks(n, 1000, (chunk) =>
+    pool.query(
       `INSERT INTO "${schema}".jobs (payload, status) SELECT p::jsonb, 'pending' FROM unnest($1::text[]) AS p`,
-      [rows],
-    );
-  }
-  const enqueue = rate(n, performance.now() - t);
+      [chunk.map((p) => JSON.stringify(p))],
+    ),
+  );
   const claim = `UPDATE "${schema}".jobs SET status = 'running' WHERE id IN (
       SELECT id FROM "${schema}".jobs WHERE status = 'pending' AND run_at <= now() ORDER BY run_at
       LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING id, payload`;
   const complete = `UPDATE "${schema}".jobs SET status = 'done' WHERE id = ANY($1::bigint[])`;
   let processed = 0;
-  t = performance.now();
+  const t = performance.now();
   await Promise.all(
     Array.from({ length: workers }, async () => {
       const client = await pool.connect();
@@ -175,17 +176,13 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
   await dropSchema(schema);
   const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
   await utils.migrate();
-  let t = performance.now();
-  for (let i = 0; i < n; i += 100) {
-    const specs = [];
-    for (let j = i; j < Math.min(n, i + 100); j++) specs.push({ identifier: 'noop', payload: payload(j) });
-    await utils.addJobs(specs);
-  }
-  const enqueue = rate(n, performance.now() - t);
+  const enqueue = await enqueueInChunks(n, 100, (chunk) =>
+    utils.addJobs(chunk.map((p) => ({ identifier: 'noop', payload: p }))),
+  );
   await utils.release();
   const all = latch();
   let done = 0;
-  t = performance.now();
+  const t = performance.now();
   const runner = await graphileRunner(
     schema,
     concurrency,
@@ -255,23 +252,23 @@ function graphileLogger() {
 
 // --- pg-boss ------------------------------------------------------------------------------------------------------
 
-async function pgBossProcess({ n, batchSize, schema }) {
+/** A started pg-boss on a fresh `schema`, with the `noop` queue. */
+async function startBoss(schema) {
   const { default: PgBoss } = await import('pg-boss');
   await dropSchema(schema);
   const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
   boss.on('error', () => undefined);
   await boss.start();
   await boss.createQueue('noop');
-  let t = performance.now();
-  for (let i = 0; i < n; i += 500) {
-    const jobs = [];
-    for (let j = i; j < Math.min(n, i + 500); j++) jobs.push({ name: 'noop', data: payload(j) });
-    await boss.insert(jobs);
-  }
-  const enqueue = rate(n, performance.now() - t);
+  return boss;
+}
+
+async function pgBossProcess({ n, batchSize, schema }) {
+  const boss = await startBoss(schema);
+  const enqueue = await enqueueInChunks(n, 500, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
   const all = latch();
   let done = 0;
-  t = performance.now();
+  const t = performance.now();
   await boss.work('noop', { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     done += jobs.length;
     if (done >= n) all.open();
@@ -284,12 +281,7 @@ async function pgBossProcess({ n, batchSize, schema }) {
 }
 
 async function pgBossLatency({ count, perSecond, schema }) {
-  const { default: PgBoss } = await import('pg-boss');
-  await dropSchema(schema);
-  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
-  boss.on('error', () => undefined);
-  await boss.start();
-  await boss.createQueue('noop');
+  const boss = await startBoss(schema);
   const latencies = [];
   const all = latch();
   // Fetches of 500 every 0.5 s (pg-boss's shortest poll) keep up with 200 jobs/s; smaller fetches fall behind.
