@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../model.js';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** A provider that answers at once and counts what it was sent. */
 function countingProvider(): ModelProvider & { calls: number } {
@@ -19,12 +18,7 @@ function countingProvider(): ModelProvider & { calls: number } {
 export function budgetsSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('budgets', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     async function run(limit: number, calls: number) {
       h = await factory();
@@ -40,7 +34,7 @@ export function budgetsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       return { provider, task: opened.task, runId };
     }

@@ -1,19 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallbackContext } from '../handlers.js';
-import type { Queue } from '../queue.js';
 import type { TelemetryEvent } from '../telemetry.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitFor, waitForStatus } from './harness.js';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** Callback delivery: retries, counts, dead letters, replay, telemetry. */
 export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('callbacks', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     const fast = { defaults: { callbackPolicy: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 } } } };
 
@@ -33,7 +34,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { ...fast, telemetry: { sink: (event) => telemetry.push(event) } },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: { n: 1 } });
       await waitForStatus(opened.task, runId, 'success');
       const info = await waitFor(async () => {
@@ -76,7 +77,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         fast,
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'failed');
       await waitFor(async () => (await opened.task.get(runId))?.callbacks.deadLetters === 1, 'a dead letter');
@@ -116,7 +117,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         fast,
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 3, 'three deliveries');
       expect(sequences.sort()).toEqual([1, 2, 3]);

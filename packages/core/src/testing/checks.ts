@@ -1,17 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitFor, waitForStatus } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** Business checks at claim and at commit, and re-checking a blocked run with task.run. */
 export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('business checks', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('blocks a run whose check fails at claim, before any work (BUSINESS_STATE)', async () => {
       h = await factory();
@@ -29,7 +30,7 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const blocked = await waitForStatus(opened.task, runId, 'blocked');
       expect(blocked.reason).toBe('BUSINESS_STATE');
@@ -61,7 +62,7 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'blocked');
       expect(info.reason).toBe('BUSINESS_CHANGED');
@@ -79,7 +80,7 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           execute: (ctx) => ctx.end(),
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'blocked');
       const again = await opened.task.run(runId);

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
+import { describe, expect, it } from 'vitest';
 import {
   type ConformanceHarness,
+  closeAfterEach,
   type HarnessFactory,
   manualClock,
   openQueue,
@@ -13,12 +13,7 @@ import {
 export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('deadlines', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('aborts the page in flight at the deadline and cancels the run (DEADLINE)', async () => {
       h = await factory();
@@ -34,7 +29,7 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');
@@ -57,7 +52,7 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { clock },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, limits: { deadlineAt: new Date(clock.now() + 5_000) } });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');

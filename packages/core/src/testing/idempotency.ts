@@ -1,24 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isDocketError } from '../errors.js';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue } from './harness.js';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue } from './harness.js';
 
 /** Idempotency keys: one run per key and input, conflicts refused, nothing written twice. */
 export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('idempotency', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     async function setup() {
       h = await factory();
       const opened = await openQueue<Tx, { n: number }>(h.store, { name: 'idem', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queue = opened.queue;
+      queues.push(opened.queue);
       return opened.task;
     }
 

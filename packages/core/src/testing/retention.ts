@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isDocketError } from '../errors.js';
-import type { Queue } from '../queue.js';
 import {
   type ConformanceHarness,
+  closeAfterEach,
   type HarnessFactory,
   manualClock,
   openQueue,
@@ -14,12 +14,7 @@ import {
 export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('retention', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('collects terminal runs past retention with their history and idempotency key; keeps unsettled ones', async () => {
       h = await factory();
@@ -40,7 +35,7 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
           defaults: { callbackPolicy: { attempts: 1000, backoff: { baseMs: 1, maxMs: 2 } } },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const done = await opened.task.start({ query: 'done', idempotencyKey: 'k-done' });
       const stuck = await opened.task.start({ query: 'slow-callback', idempotencyKey: 'k-stuck' });
       const live = await opened.task.start({ query: 'live', trigger: { event: 'never' } });
@@ -87,7 +82,7 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
           retention: { runsMs: 1000, deadLettersMs: 1000 },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const a = await opened.task.start({ query: 1 });
       const b = await opened.task.start({ query: 2 });
       await waitForStatus(opened.task, a.runId, 'success');

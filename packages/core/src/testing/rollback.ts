@@ -1,17 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** Effects commit with the transition or not at all. */
 export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('rollback', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('rolls back the state change and the effect together when the effect throws', async () => {
       h = await factory();
@@ -32,7 +26,7 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info).toMatchObject({ page: 1, state: null, reason: 'ATTEMPTS_EXHAUSTED', businessFailures: 2 });
@@ -48,7 +42,7 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
         { name: 'effect-ok', version: '1' },
         { execute: (ctx) => ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) }) },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'success');
       expect(await h.countAppRows(runId)).toBe(1);
@@ -68,7 +62,7 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
             }),
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       if (h.store.capabilities.asyncTransactions) {
         await waitForStatus(opened.task, runId, 'success');

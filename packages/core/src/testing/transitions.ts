@@ -1,17 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
-import { type ConformanceHarness, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import {
+  type ConformanceHarness,
+  closeAfterEach,
+  type HarnessFactory,
+  openQueue,
+  sleep,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** Every transition a worker drives: pages, retries, timeouts, contract violations, cancels. */
 export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describe('transitions', () => {
     let h: ConformanceHarness<Tx>;
-    let queue: Queue<Tx> | undefined;
-    afterEach(async () => {
-      await queue?.close();
-      queue = undefined;
-      await h?.cleanup();
-    });
+    const queues = closeAfterEach<Tx>(() => h);
 
     it('commits pages in order, keeps the state, and ends in success', async () => {
       h = await factory();
@@ -27,7 +29,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: { pages: 3 } });
       const info = await waitForStatus(opened.task, runId, 'success');
       expect(seen).toEqual([
@@ -62,7 +64,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'success');
       expect(batchIds).toEqual([`${runId}:1#1`, `${runId}:1#2`, `${runId}:1#3`]);
@@ -82,7 +84,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.reason).toBe('ATTEMPTS_EXHAUSTED');
@@ -101,7 +103,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { limits: { errorBytes: 100 } },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.error).toMatchObject({ code: 'BUSINESS_ERROR', truncated: true });
@@ -125,7 +127,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'success');
       expect(aborted).toBe(1);
@@ -141,7 +143,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
         { name: 'contract', version: '1', policy: { attempts: 5 } },
         { execute: () => undefined as never },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info).toMatchObject({ reason: 'HANDLER_CONTRACT_INVALID', attempt: 1 });
@@ -165,7 +167,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.reason).toBe('HANDLER_CONTRACT_INVALID');
@@ -177,7 +179,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const opened = await openQueue(h.store, { name: 'cancel', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const first = await opened.task.cancel(runId);
       expect(first).toEqual({ found: true, runId, status: 'cancelled', revision: 2, changed: true });
@@ -204,7 +206,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitFor(() => started, 'page to start');
       const result = await opened.task.cancel(runId);
@@ -220,7 +222,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     it('keeps a terminal run terminal: a later cancel does not change it', async () => {
       h = await factory();
       const opened = await openQueue(h.store, { name: 'final', version: '1' }, { execute: (ctx) => ctx.end() });
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const done = await waitForStatus(opened.task, runId, 'success');
       expect(await opened.task.cancel(runId)).toMatchObject({ status: 'success', changed: false });
@@ -240,7 +242,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queue = opened.queue;
+      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, limits: { deadlineAt: new Date(Date.now() - 1000) } });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');
