@@ -165,7 +165,9 @@ export function transactBatcher(
       for (let attempt = 1; ; attempt++) {
         const outcome = new OutcomeTracker();
         try {
-          const settled = await transaction(outcome, (tx) => runPlans(tx, tables, batch, known));
+          // What the one-round-trip path left over, it already tried on the remembered rows: read them fresh.
+          const shortcut = open === undefined ? known : null;
+          const settled = await transaction(outcome, (tx) => runPlans(tx, tables, batch, shortcut));
           for (const [index, item] of batch.entries()) {
             const result = settled[index] as Settled;
             if (result.ok && result.run !== null) known.committed(result.run);
@@ -271,21 +273,22 @@ async function writeInOneTrip(
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
 
 /**
- * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`) are decided on their
- * remembered row and written with a guard; the others, and any whose guard failed or whose plan wrote nothing (its
+ * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`; `null` skips this) are
+ * decided on their remembered row and written with a guard; the others, and any whose guard failed or whose plan
+ * wrote nothing (its
  * answer may rest on a stale row), are read under `FOR UPDATE` in id order and decided again.
  */
 async function runPlans(
   tx: PostgresTransaction,
   tables: Tables,
   batch: readonly TransactItem[],
-  known: KnownRuns,
+  known: KnownRuns | null,
 ): Promise<Settled[]> {
   const settled: Settled[] = new Array(batch.length);
   const fresh: number[] = [];
   const guarded: (PendingWrite & { index: number; value: unknown })[] = [];
   for (const [index, item] of batch.entries()) {
-    const remembered = known.get(item.namespace, item.runId);
+    const remembered = known?.get(item.namespace, item.runId);
     if (remembered === undefined) {
       fresh.push(index);
       continue;
