@@ -275,8 +275,7 @@ type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false
 /**
  * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`; `null` skips this) are
  * decided on their remembered row and written with a guard; the others, and any whose guard failed or whose plan
- * wrote nothing (its
- * answer may rest on a stale row), are read under `FOR UPDATE` in id order and decided again.
+ * wrote nothing (its answer may rest on a stale row), are read under `FOR UPDATE` in id order and decided again.
  */
 async function runPlans(
   tx: PostgresTransaction,
