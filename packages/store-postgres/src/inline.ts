@@ -1,16 +1,16 @@
-import type { SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
-
-const dialect = new PgDialect();
+import type { Statement } from './statement.js';
 
 /**
  * A statement as plain text with its parameters written in as literals, so several statements (`BEGIN; ...;
  * COMMIT`) travel in one simple-protocol message: one round trip for a whole transaction.
  */
-export function inlineSql(query: SQL): string {
-  const { sql: text, params } = dialect.sqlToQuery(query);
+export function inlineSql({ text, params }: Statement): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
 }
+
+/** `SELECT pg_notify(channel, payload)` as plain text. */
+export const notifyText = (channel: string, payload: string): string =>
+  `SELECT pg_notify(${literal(channel)}, ${literal(payload)})`;
 
 /**
  * A string literal. Dollar quoting needs no escaping (the rows of a batch travel as one long JSON text); a text that
@@ -47,8 +47,7 @@ export interface PreparedCall {
  * `EXECUTE name(literals)` text. The server plans a prepared statement once per connection instead of every time,
  * which is most of the cost of a small batch.
  */
-export function preparedCall(query: SQL): PreparedCall {
-  const { sql: text, params } = dialect.sqlToQuery(query);
+export function preparedCall({ text, params }: Statement): PreparedCall {
   const name = `docket_${hash(text)}`;
   return {
     name,

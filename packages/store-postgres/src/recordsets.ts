@@ -1,29 +1,16 @@
-import { type SQL, sql } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import type { Params } from './statement.js';
 
-/**
- * Many rows as one parameter: `json_to_recordset($1::json) AS alias(column type, ...)`, typed by the drizzle table's
- * own columns (or the named subset of them), plus `extra` definitions. One statement then writes any number of rows,
- * so a batch costs one round trip.
- */
-export function recordset(
-  table: PgTable,
-  rows: readonly object[],
-  alias: string,
-  options: { only?: readonly string[]; extra?: string } = {},
-): SQL {
-  const only = options.only === undefined ? null : new Set(options.only);
-  const defs = columnsOf(table)
-    .filter((c) => only === null || only.has(c.name))
-    .map((c) => `"${c.name}" ${c.type}`);
-  if (options.extra) defs.push(options.extra);
-  return sql`json_to_recordset(${JSON.stringify(rows)}::json) AS ${sql.raw(alias)}(${sql.raw(defs.join(', '))})`;
+/** A column as a recordset declares it. */
+export interface Column {
+  name: string;
+  type: string;
 }
 
-const columns = new WeakMap<PgTable, { name: string; type: string }[]>();
+const columns = new WeakMap<PgTable, Column[]>();
 
 /** A table's column names and SQL types, in table order. */
-export function columnsOf(table: PgTable): { name: string; type: string }[] {
+export function columnsOf(table: PgTable): Column[] {
   let found = columns.get(table);
   if (found === undefined) {
     found = getTableConfig(table).columns.map((c) => ({ name: c.name, type: c.getSQLType() }));
@@ -32,19 +19,34 @@ export function columnsOf(table: PgTable): { name: string; type: string }[] {
   return found;
 }
 
+const lists = new WeakMap<PgTable, Map<string, string>>();
+
 /** `"a", "b", ...` for a table's columns, optionally prefixed by an alias (`v."a", ...`). */
-export function columnList(table: PgTable, prefix = ''): SQL {
-  return sql.raw(
-    columnsOf(table)
+export function columnList(table: PgTable, prefix = ''): string {
+  let byPrefix = lists.get(table);
+  if (byPrefix === undefined) {
+    byPrefix = new Map();
+    lists.set(table, byPrefix);
+  }
+  let list = byPrefix.get(prefix);
+  if (list === undefined) {
+    list = columnsOf(table)
       .map((c) => `${prefix}"${c.name}"`)
-      .join(', '),
-  );
+      .join(', ');
+    byPrefix.set(prefix, list);
+  }
+  return list;
 }
 
-/** A column as a recordset declares it. */
-export interface Column {
-  name: string;
-  type: string;
+/**
+ * Many rows as one parameter: `json_to_recordset($n::json) AS alias(column type, ...)`, typed by the table's own
+ * columns. One statement then writes any number of rows, so a batch costs one round trip.
+ */
+export function recordset(params: Params, table: PgTable, rows: readonly object[], alias: string): string {
+  const defs = columnsOf(table)
+    .map((c) => `"${c.name}" ${c.type}`)
+    .join(', ');
+  return `json_to_recordset(${params.add(JSON.stringify(rows), 'json')}) AS ${alias}(${defs})`;
 }
 
 /**
@@ -54,28 +56,33 @@ export interface Column {
  * keeps the text the server must parse a fraction of the rows' size. `column(name)` is the expression for a column.
  */
 export function compactRows(
+  params: Params,
   rows: readonly Record<string, unknown>[],
   columns: readonly Column[],
   alias: string,
   keep: readonly string[],
-): { from: SQL; column(name: string): SQL } {
+): { from: string; column(name: string): string } {
   const first = rows[0] ?? {};
   const varying = columns.filter(
     (c) => keep.includes(c.name) || rows.some((row) => (row[c.name] ?? null) !== (first[c.name] ?? null)),
   );
-  const isVarying = new Set(varying.map((c) => c.name));
-  const types = new Map(columns.map((c) => [c.name, c.type]));
   const sent = rows.map((row) => {
     const out: Record<string, unknown> = {};
     for (const c of varying) out[c.name] = row[c.name] ?? null;
     return out;
   });
   const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');
+  const expressions = new Map(varying.map((c) => [c.name, `${alias}."${c.name}"`]));
+  const types = new Map(columns.map((c) => [c.name, c.type]));
   return {
-    from: sql`json_to_recordset(${JSON.stringify(sent)}::json) AS ${sql.raw(alias)}(${sql.raw(defs)})`,
+    from: `json_to_recordset(${params.add(JSON.stringify(sent), 'json')}) AS ${alias}(${defs})`,
     column(name) {
-      if (isVarying.has(name)) return sql.raw(`${alias}."${name}"`);
-      return sql`${first[name] ?? null}::${sql.raw(types.get(name) ?? 'text')}`;
+      let expression = expressions.get(name);
+      if (expression === undefined) {
+        expression = params.add(first[name] ?? null, types.get(name) ?? 'text');
+        expressions.set(name, expression);
+      }
+      return expression;
     },
   };
 }

@@ -1,8 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inlineSql } from '../src/inline.js';
+import { inlineSql, notifyText } from '../src/inline.js';
+import { toSql } from '../src/statement.js';
 
 const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
 
@@ -35,18 +36,37 @@ async function simpleQuery(): Promise<{ value(text: string): Promise<unknown>; c
 
 describe('inlineSql', () => {
   it('writes numbers, nulls, booleans and arrays as literals', () => {
-    expect(inlineSql(sql`SELECT ${1.5}, ${null}, ${true}, ${sql.param(['a', 'b'])}::text[]`)).toBe(
+    expect(inlineSql({ text: 'SELECT $1, $2, $3, $4::text[]', params: [1.5, null, true, ['a', 'b']] })).toBe(
       'SELECT (1.5), NULL, TRUE, ARRAY[$docket$a$docket$, $docket$b$docket$]::text[]',
     );
-    expect(() => inlineSql(sql`SELECT ${Number.NaN}`)).toThrow(/cannot write NaN/);
+    expect(() => inlineSql({ text: 'SELECT $1', params: [Number.NaN] })).toThrow(/cannot write NaN/);
+    expect(notifyText('docket_x', "it's")).toBe("SELECT pg_notify($docket$docket_x$docket$, $docket$it's$docket$)");
   });
 
   it('round-trips every tricky string through PostgreSQL unchanged (the server, or PGlite without one)', async () => {
     const read = await simpleQuery();
     try {
-      for (const text of TRICKY) expect(await read.value(inlineSql(sql`SELECT ${text}::text AS v`))).toBe(text);
+      for (const text of TRICKY) {
+        expect(await read.value(inlineSql({ text: 'SELECT $1::text AS v', params: [text] }))).toBe(text);
+      }
     } finally {
       await read.close();
+    }
+  });
+});
+
+describe('toSql', () => {
+  it('turns every placeholder into a parameter, in the order the numbers give, however many there are', async () => {
+    const lite = new PGlite();
+    try {
+      const params = Array.from({ length: 12 }, (_, i) => `p${i + 1}`);
+      // Placeholders out of order, one used twice, and two-digit numbers that a one-digit match would split.
+      const text = `SELECT concat_ws(',', $12::text, $1::text, $10::text, $2::text, $1::text, $11::text) AS v,
+        ${params.map((_, i) => `$${i + 1}::text`).join(' || ')} AS w`;
+      const { rows } = await drizzle({ client: lite }).execute(toSql({ text, params }));
+      expect(rows[0]).toEqual({ v: 'p12,p1,p10,p2,p1,p11', w: params.join('') });
+    } finally {
+      await lite.close();
     }
   });
 });
