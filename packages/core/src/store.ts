@@ -56,6 +56,8 @@ export interface Store<Tx = unknown> {
    * Claims due runs: at most `limit` runs of the given tasks whose status is `pending`, `retrying` or `waiting` with
    * `dueAt <= now`, oldest `dueAt` first, each passed to `plan` and written in one transaction. Returns the written
    * runs. The selection must be index-backed so its cost does not grow with the number of waiting or finished runs.
+   * A store may also pass `plan` a row it was told about without locking it and write the plan only if the row is
+   * unchanged: the returned runs, never the plans, say what was claimed.
    */
   claimDue(request: SelectRequest): Promise<RunRecord[]>;
 

@@ -108,8 +108,8 @@ export class WorkerLoop {
         const free = engine.options.runtime.concurrency - engine.inflight.size;
         if (free > 0 && tasks.length > 0 && this.running) {
           const claimNow = engine.now();
-          const written: RunWrite[] = [];
-          await engine.store.claimDue({
+          const planned = new Map<string, RunWrite>();
+          const claimedRuns = await engine.store.claimDue({
             namespace: engine.namespace,
             tasks,
             // Half the slots per claim at most: while one half settles, the next claim is already in flight.
@@ -117,11 +117,14 @@ export class WorkerLoop {
             now: claimNow,
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);
-              if (write) written.push(write);
+              if (write) planned.set(run.runId, write);
               return write;
             },
           });
-          for (const write of written) {
+          // Only the runs the store answers were written: a plan it made for a row that had moved is not a claim.
+          for (const claimedRun of claimedRuns) {
+            const write = planned.get(claimedRun.runId);
+            if (write === undefined) continue;
             engine.written(write);
             const run = write.run;
             if (run.status !== 'running' || run.lease?.owner !== actor) continue;
@@ -129,7 +132,7 @@ export class WorkerLoop {
             if (!task) continue;
             this.track(executePage(engine, task, run).catch((error) => this.noteError(error)));
           }
-          claimed = written.length;
+          claimed = claimedRuns.length;
         } else {
           full = free <= 0;
         }

@@ -7,12 +7,14 @@ import {
   type RunRecord,
   type RunRow,
   rowToRun,
+  runParams,
   type TransactPlan,
 } from '@docket/core';
 import { sql } from 'drizzle-orm';
 import { Batcher, type Queued } from './batcher.js';
 import { classify, OutcomeTracker, sqlState } from './errors.js';
-import { inlineSql, preparedCall } from './inline.js';
+import { startPayload } from './hints.js';
+import { notifyText, preparedCall } from './inline.js';
 import type { KnownRuns } from './known-runs.js';
 import type { PostgresTransaction } from './postgres-store.js';
 import {
@@ -27,7 +29,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { compose, type Session } from './session.js';
+import { BEGIN, compose, type Session } from './session.js';
 
 /** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */
 export type Transaction = <T>(outcome: OutcomeTracker, work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
@@ -112,14 +114,21 @@ async function insertInOneTrip(
   outcome: OutcomeTracker,
 ): Promise<Set<string>> {
   const insert = preparedCall(insertRunsStatement(tables, requests));
-  const pending = new Set(requests.filter((r) => r.run.status === 'pending').map((r) => r.run.namespace));
-  const notify = [...pending].map((ns) => inlineSql(sql`SELECT pg_notify(${tables.channel}, ${ns})`));
+  // Each namespace with new pending runs is notified once, with the rows themselves when they fit (see hints.ts).
+  const pending = new Map<string, RunRow[]>();
+  for (const { run } of requests) {
+    if (run.status !== 'pending') continue;
+    const rows = pending.get(run.namespace) ?? [];
+    rows.push(runParams(run));
+    pending.set(run.namespace, rows);
+  }
+  const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, startPayload(ns, rows)));
   outcome.committing();
   let at = 0;
   const results = await session((send) =>
     send((prepared) => {
-      const message = compose(prepared, ['BEGIN', insert, ...notify, 'COMMIT']);
-      at = message.at[1] as number;
+      const message = compose(prepared, [...BEGIN, insert, ...notify, 'COMMIT']);
+      at = message.at[BEGIN.length] as number;
       return message;
     }),
   );
@@ -135,7 +144,7 @@ async function runsByKey(db: Executor, tables: Tables, items: readonly StartItem
   const keys = runs.map((r) => ({ namespace: r.namespace, task_name: r.taskName, key: r.idempotencyKey }));
   const rows = await rowsOf<RunRow>(
     db,
-    sql`SELECT r.* FROM ${tables.runs} r JOIN json_to_recordset(${JSON.stringify(keys)}::json)
+    sql`SELECT r.* FROM ${sql.raw(tables.runs)} r JOIN json_to_recordset(${JSON.stringify(keys)}::json)
         AS k(namespace text, task_name text, key text)
         ON r.namespace = k.namespace AND r.task_name = k.task_name AND r.idempotency_key = k.key`,
   );
@@ -233,7 +242,7 @@ async function writeInOneTrip(
   }
   if (guarded.length === 0) return rest;
   const write = preparedCall(runWritesStatement(tables, guarded));
-  const notify = [...wakeNamespaces(guarded)].map((ns) => inlineSql(sql`SELECT pg_notify(${tables.channel}, ${ns})`));
+  const notify = [...wakeNamespaces(guarded)].map((ns) => notifyText(tables.channel, ns));
   const outcome = new OutcomeTracker();
   outcome.committing();
   let landed: Set<string>;
@@ -241,8 +250,8 @@ async function writeInOneTrip(
     let at = 0;
     const results = await session((send) =>
       send((prepared) => {
-        const message = compose(prepared, ['BEGIN', write, ...notify, 'COMMIT']);
-        at = message.at[1] as number;
+        const message = compose(prepared, [...BEGIN, write, ...notify, 'COMMIT']);
+        at = message.at[BEGIN.length] as number;
         return message;
       }),
     );
@@ -311,7 +320,7 @@ async function runPlans(
   const ids = sql.param(fresh.map((index) => (batch[index] as TransactItem).runId));
   const found = await rowsOf<RunRow>(
     tx,
-    sql`SELECT * FROM ${tables.runs} WHERE run_id = ANY(${ids}::text[]) ORDER BY run_id FOR UPDATE`,
+    sql`SELECT * FROM ${sql.raw(tables.runs)} WHERE run_id = ANY(${ids}::text[]) ORDER BY run_id FOR UPDATE`,
   );
   const rows = new Map(found.map((row) => [row.run_id, row]));
   const writes: PendingWrite[] = [];

@@ -101,7 +101,7 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
     const client = options.pglite as unknown as PGlite;
     return {
       db: drizzle({ client }),
-      listener: { listen: (channel, onNotify) => client.listen(channel, () => onNotify()) },
+      listener: { listen: (channel, onNotify) => client.listen(channel, (payload) => onNotify(payload)) },
       close: async () => {},
     };
   }
@@ -132,8 +132,8 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
     listener: {
       async listen(channel, onNotify) {
         const listening = await pool.connect();
-        const onNotification = (message: { channel: string }) => {
-          if (message.channel === channel) onNotify();
+        const onNotification = (message: { channel: string; payload?: string }) => {
+          if (message.channel === channel) onNotify(message.payload ?? '');
         };
         listening.on('notification', onNotification);
         await listening.query(`LISTEN "${channel}"`);

@@ -25,11 +25,12 @@ import {
   type TransactOptions,
   type TransactPlan,
 } from '@docket/core';
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { inlineSql, preparedCall } from './inline.js';
+import { ClaimHints } from './hints.js';
+import { notifyText, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
 import {
@@ -42,7 +43,8 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { compose, type Session } from './session.js';
+import { BEGIN, compose, type Session } from './session.js';
+import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
@@ -50,7 +52,7 @@ export type PostgresTransaction = PgTransaction<PgQueryResultHKT, any, any>;
 
 /** Something that can be LISTENed on: a node-postgres pool (a dedicated client) or a PGlite instance. */
 export interface Listener {
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 /** What `postgresStore` needs from a driver: a drizzle database and a way to listen. */
@@ -84,7 +86,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     });
   }
   const capabilities: StoreCapabilities = { asyncTransactions: true, multiProcess: true };
-  const q = (table: string) => sql.raw(`"${schema}"."${table}"`);
+  const name = (table: string) => `"${schema}"."${table}"`;
+  const q = (table: string) => sql.raw(name(table));
   const RUNS = q('docket_runs');
   const HISTORY = q('docket_history');
   const EVENTS = q('docket_events');
@@ -104,10 +107,16 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   };
 
   const rows = rowsOf;
-  const tables: Tables = { runs: RUNS, history: HISTORY, events: EVENTS, channel };
+  const tables: Tables = {
+    runs: name('docket_runs'),
+    history: name('docket_history'),
+    events: name('docket_events'),
+    channel,
+  };
   const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
+  const hints = new ClaimHints();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -153,19 +162,21 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.session);
 
   /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
-  function candidateQueries(request: SelectRequest, expired: boolean): SQL[] {
+  function candidateQueries(request: SelectRequest, expired: boolean): Statement[] {
     if (expired) {
       return [
-        sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND lease_expires_at IS NOT NULL
-            AND lease_expires_at <= ${request.now} ORDER BY lease_expires_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+        {
+          text: `SELECT * FROM ${tables.runs} WHERE namespace = $1 AND lease_expires_at IS NOT NULL
+            AND lease_expires_at <= $2 ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+          params: [request.namespace, request.now, request.limit],
+        },
       ];
     }
-    return request.tasks.map(
-      (task) =>
-        sql`SELECT * FROM ${RUNS} WHERE namespace = ${request.namespace} AND task_name = ${task.name}
-            AND task_version = ${task.version} AND claim_due_at IS NOT NULL AND claim_due_at <= ${request.now}
-            ORDER BY claim_due_at LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
-    );
+    return request.tasks.map((task) => ({
+      text: `SELECT * FROM ${tables.runs} WHERE namespace = $1 AND task_name = $2 AND task_version = $3
+            AND claim_due_at IS NOT NULL AND claim_due_at <= $4 ORDER BY claim_due_at LIMIT $5 FOR UPDATE SKIP LOCKED`,
+      params: [request.namespace, task.name, task.version, request.now, request.limit],
+    }));
   }
 
   /** Core's plan for each candidate, up to the request's limit. */
@@ -201,14 +212,19 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
    * writes, their notifications and `COMMIT`, all through statements prepared once per connection.
    */
   async function claimInSession(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+    if (!expired) {
+      const hinted = hints.take(request);
+      const claimed = hinted.length === 0 ? [] : await claimHinted(session, request, hinted);
+      if (claimed.length > 0) return claimed;
+    }
     const selects = candidateQueries(request, expired).map(preparedCall);
     const outcome = new OutcomeTracker();
     try {
       return await session(async (send) => {
         let at: number[] = [];
         const selected = await send((prepared) => {
-          const message = compose(prepared, ['BEGIN', ...selects]);
-          at = message.at.slice(1);
+          const message = compose(prepared, [...BEGIN, ...selects]);
+          at = message.at.slice(BEGIN.length);
           return message;
         });
         const candidates = at.flatMap((index) => (selected[index]?.rows ?? []) as RunRow[]);
@@ -218,10 +234,38 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
           await send(() => ({ text: 'COMMIT', prepares: [] }));
           return [];
         }
-        const write = preparedCall(runWritesStatement(tables, writes, true));
-        const notify = [...wakeNamespaces(writes)].map((ns) => inlineSql(sql`SELECT pg_notify(${channel}, ${ns})`));
+        const write = preparedCall(runWritesStatement(tables, writes, { allLocked: true }));
+        const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
         await send((prepared) => compose(prepared, [write, ...notify, 'COMMIT']));
         return writes.map((w) => w.write.run);
+      });
+    } catch (error) {
+      throw classify(error, outcome, 'store.claimDue', {});
+    }
+  }
+
+  /**
+   * A claim in one round trip, of runs whose rows a start's notification carried (see `ClaimHints`): core plans each
+   * on that row, and the guarded write lands only where the row is unchanged and unlocked. Answers the runs it
+   * claimed; a hint that missed costs this one trip, and the ordinary claim follows.
+   */
+  async function claimHinted(session: Session, request: SelectRequest, hinted: RunRow[]): Promise<RunRecord[]> {
+    const writes = planCandidates(request, hinted);
+    if (writes.length === 0) return [];
+    const write = preparedCall(runWritesStatement(tables, writes, { skipLocked: true }));
+    const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
+    const outcome = new OutcomeTracker();
+    outcome.committing();
+    try {
+      return await session(async (send) => {
+        let at = 0;
+        const results = await send((prepared) => {
+          const message = compose(prepared, [...BEGIN, write, ...notify, 'COMMIT']);
+          at = message.at[BEGIN.length] as number;
+          return message;
+        });
+        const landed = new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+        return writes.filter((w) => landed.has(w.current.runId)).map((w) => w.write.run);
       });
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});
@@ -569,7 +613,10 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       let cancelled = false;
       const conn = connection;
       void conn?.listener
-        ?.listen(channel, listener)
+        ?.listen(channel, (payload) => {
+          hints.note(payload);
+          listener();
+        })
         .then((unlisten) => {
           if (cancelled) void unlisten().catch(() => undefined);
           else stop = unlisten;

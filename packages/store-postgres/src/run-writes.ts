@@ -10,9 +10,11 @@ import {
   runColumn,
   runParams,
 } from '@docket/core';
-import { type SQL, sql } from 'drizzle-orm';
+import { SQL, sql } from 'drizzle-orm';
+import { notifyText } from './inline.js';
 import { columnList, columnsOf, compactRows, recordset } from './recordsets.js';
 import { docketEvents, docketHistory, docketRuns } from './schema.js';
+import { Params, type Statement, toSql } from './statement.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
 export interface Executor {
@@ -20,8 +22,8 @@ export interface Executor {
 }
 
 /** The rows a statement returned (node-postgres and PGlite both answer `{ rows }`). */
-export const rowsOf = async <T>(ex: Executor, query: SQL): Promise<T[]> =>
-  ((await ex.execute(query)) as { rows: T[] }).rows;
+export const rowsOf = async <T>(ex: Executor, query: SQL | Statement): Promise<T[]> =>
+  ((await ex.execute(query instanceof SQL ? query : toSql(query))) as { rows: T[] }).rows;
 
 /** One conditional run write: the row as it was read (locked) in this transaction, and core's write for it. */
 export interface PendingWrite {
@@ -29,19 +31,13 @@ export interface PendingWrite {
   write: RunWrite;
 }
 
-/** The store's qualified table names and its notification channel. */
+/** The store's qualified table names (quoted, as SQL text) and its notification channel. */
 export interface Tables {
-  runs: SQL;
-  history: SQL;
-  events: SQL;
+  runs: string;
+  history: string;
+  events: string;
   channel: string;
 }
-
-/**
- * The ids as one array parameter: with `run_id = ANY(...)` beside the join, the planner looks rows up by the primary
- * key instead of hashing the whole table against the recordset (whose size it cannot estimate).
- */
-const ids = (writes: readonly PendingWrite[]) => sql.param(writes.map((w) => w.current.runId));
 
 /** Whether a write leaves work for some worker to pick up (a claimable run or callback events). */
 const wakesWorkers = (write: RunWrite) =>
@@ -62,7 +58,7 @@ export async function applyRunWrites(
   const updated = await rowsOf<{ run_id: string }>(tx, runWritesStatement(tables, writes));
   const written = new Set(updated.map((r) => r.run_id));
   for (const namespace of wakeNamespaces(writes, written)) {
-    await tx.execute(sql`SELECT pg_notify(${tables.channel}, ${namespace})`);
+    await tx.execute(sql.raw(notifyText(tables.channel, namespace)));
   }
   return written;
 }
@@ -79,19 +75,25 @@ export function wakeNamespaces(writes: readonly PendingWrite[], landed?: Readonl
 /**
  * The one statement behind `applyRunWrites`: it answers the ids of the rows it wrote. With `allLocked` it fails
  * (division by zero, which aborts the transaction) unless every write landed: for rows the transaction locked, where
- * a miss is a bug, and the COMMIT follows in the same message, too late for the caller to refuse.
+ * a miss is a bug, and the COMMIT follows in the same message, too late for the caller to refuse. With `skipLocked`
+ * a row another transaction holds is not waited for but left out, as if its guard had failed.
  */
-export function runWritesStatement(tables: Tables, writes: readonly PendingWrite[], allLocked = false): SQL {
+export function runWritesStatement(
+  tables: Tables,
+  writes: readonly PendingWrite[],
+  { allLocked = false, skipLocked = false }: { allLocked?: boolean; skipLocked?: boolean } = {},
+): Statement {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
-  const history: object[] = [];
+  const history: Record<string, unknown>[] = [];
   const events: object[] = [];
   for (const { current, write } of writes) {
     checkWrite(current, write);
     const delta = runChanges(current, write.run);
-    for (const column of Object.keys(delta) as (keyof RunRow)[]) changed.add(column);
+    for (const column in delta) changed.add(column as keyof RunRow);
     deltas.push(delta);
-    for (const entry of write.history) history.push(historyParams(write.run.runId, entry));
+    for (const entry of write.history)
+      history.push(historyParams(write.run.runId, entry) as unknown as Record<string, unknown>);
     for (const event of write.events) events.push(eventParams(event));
   }
   changed.delete('run_id');
@@ -107,49 +109,57 @@ export function runWritesStatement(tables: Tables, writes: readonly PendingWrite
     for (const column of columns) row[column] = column in delta ? delta[column] : runColumn(write.run, column);
     return row;
   });
-  const types = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
+  const params = new Params();
   const v = compactRows(
+    params,
     runs,
-    [{ name: 'run_id', type: 'text' }, ...GUARD, ...columns.map((name) => ({ name, type: types.get(name) as string }))],
+    [RUN_ID, ...GUARD, ...columns.map((name) => ({ name, type: RUN_TYPES.get(name) as string }))],
     'v',
     ['run_id'],
   );
   // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
   const sets =
-    columns.length === 0
-      ? sql`"revision" = r."revision"`
-      : sql.join(
-          columns.map((c) => sql`${sql.raw(`"${c}"`)} = ${v.column(c)}`),
-          sql`, `,
-        );
-  const parts: SQL[] = [
-    sql`u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
-        WHERE r.run_id = ANY(${ids(writes)}::text[]) AND r.run_id = v.run_id
+    columns.length === 0 ? '"revision" = r."revision"' : columns.map((c) => `"${c}" = ${v.column(c)}`).join(', ');
+  // The ids as one array besides the join: with `run_id = ANY(...)` the planner looks rows up by the primary key
+  // instead of hashing the whole table against the recordset (whose size it cannot estimate).
+  const ids = params.add(
+    writes.map((w) => w.current.runId),
+    'text[]',
+  );
+  // With `skipLocked`, rows another transaction holds are left alone instead of waited for: it is moving them.
+  const which = skipLocked
+    ? `r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY(${ids}) FOR UPDATE SKIP LOCKED)`
+    : `r.run_id = ANY(${ids})`;
+  const parts = [
+    `u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
+        WHERE ${which} AND r.run_id = v.run_id
           AND r.revision = ${v.column('expected_revision')}
           AND r.lease_expires_at IS NOT DISTINCT FROM ${v.column('expected_lease_expires_at')}
           AND r.model_calls_used = ${v.column('expected_model_calls_used')}
         RETURNING r.run_id)`,
   ];
   if (history.length > 0) {
-    const x = compactRows(history as Record<string, unknown>[], columnsOf(docketHistory), 'x', ['run_id']);
-    const values = sql.join(
-      columnsOf(docketHistory).map((c) => x.column(c.name)),
-      sql`, `,
-    );
-    parts.push(sql`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
+    const x = compactRows(params, history, columnsOf(docketHistory), 'x', ['run_id']);
+    const values = columnsOf(docketHistory)
+      .map((c) => x.column(c.name))
+      .join(', ');
+    parts.push(`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
         SELECT ${values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`);
   }
   if (events.length > 0) {
-    parts.push(sql`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
-        SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(docketEvents, events, 'x')}
+    parts.push(`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
+        SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(params, docketEvents, events, 'x')}
         WHERE x.run_id IN (SELECT run_id FROM u) ON CONFLICT (event_id) DO NOTHING)`);
   }
   const answer = allLocked
-    ? sql`SELECT run_id FROM u UNION ALL SELECT NULL FROM (SELECT CASE WHEN count(*) = ${writes.length}
+    ? `SELECT run_id FROM u UNION ALL SELECT NULL FROM (SELECT CASE WHEN count(*) = ${params.add(writes.length, 'integer')}
           THEN NULL ELSE 1 / (count(*) - count(*)) END AS failed FROM u) AS guard WHERE guard.failed IS NOT NULL`
-    : sql`SELECT run_id FROM u`;
-  return sql`WITH ${sql.join(parts, sql`, `)} ${answer}`;
+    : 'SELECT run_id FROM u';
+  return { text: `WITH ${parts.join(', ')} ${answer}`, params: params.values };
 }
+
+const RUN_ID = { name: 'run_id', type: 'text' };
+const RUN_TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 
 /** The columns a guarded write compares before it writes. */
 const GUARD = [
@@ -170,16 +180,30 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
 }
 
 /** The one statement behind `insertRuns`: it answers the ids it inserted. */
-export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): SQL {
-  const runs = requests.map((r) => runParams(r.run));
-  const history = requests.map((r) => historyParams(r.run.runId, r.history));
-  return sql`WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
-        SELECT ${columnList(docketRuns, 'v.')} FROM ${recordset(docketRuns, runs, 'v')}
+export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): Statement {
+  const params = new Params();
+  const runs = recordset(
+    params,
+    docketRuns,
+    requests.map((r) => runParams(r.run)),
+    'v',
+  );
+  const history = recordset(
+    params,
+    docketHistory,
+    requests.map((r) => historyParams(r.run.runId, r.history)),
+    'x',
+  );
+  return {
+    text: `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
+        SELECT ${columnList(docketRuns, 'v.')} FROM ${runs}
         ON CONFLICT DO NOTHING RETURNING run_id),
       h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${columnList(docketHistory, 'x.')} FROM ${recordset(docketHistory, history, 'x')}
+        SELECT ${columnList(docketHistory, 'x.')} FROM ${history}
         WHERE x.run_id IN (SELECT run_id FROM ins))
-      SELECT run_id FROM ins`;
+      SELECT run_id FROM ins`,
+    params: params.values,
+  };
 }
 
 /**
@@ -196,6 +220,6 @@ export async function insertRuns(
   const wake = new Set(
     requests.filter((r) => ids.has(r.run.runId) && r.run.status === 'pending').map((r) => r.run.namespace),
   );
-  for (const namespace of wake) await tx.execute(sql`SELECT pg_notify(${tables.channel}, ${namespace})`);
+  for (const namespace of wake) await tx.execute(sql.raw(notifyText(tables.channel, namespace)));
   return ids;
 }

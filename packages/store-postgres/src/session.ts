@@ -20,6 +20,14 @@ export type Send = (build: (prepared: ReadonlySet<string>) => Message) => Promis
 export type Session = <T>(work: (send: Send) => Promise<T>) => Promise<T>;
 
 /**
+ * How a session's transaction begins. Docket's statements are prepared once per connection and called with new values
+ * every time; left to itself the server re-plans such a call for its values (a fifth of a small write's time here),
+ * so the transaction asks for the prepared, generic plan. `SET LOCAL` ends with the transaction, so a pooled
+ * connection that an application shares keeps its own setting.
+ */
+export const BEGIN = ['BEGIN', 'SET LOCAL plan_cache_mode = force_generic_plan'] as const;
+
+/**
  * Writes a message of plain statements and prepared calls, preparing the calls the connection lacks first. `at[i]`
  * is the index of part `i`'s result among the message's results.
  */
