@@ -21,7 +21,10 @@ export type StopReason = 'timeout' | 'deadline' | 'cancelled' | 'lease_lost' | '
 export interface InFlight {
   runId: string;
   token: number;
-  controller: AbortController;
+  /** The page's abort signal, made on first use: most handlers never read it. */
+  signal(): AbortSignal;
+  /** Stops the page: aborts its signal (now, or when it is made) and ends the race `executePage` awaits. */
+  abort(reason: Error): void;
   stopReason: StopReason | null;
   /** Resolves when the page is settled (or left to the store's recovery). */
   done: Promise<void>;
@@ -137,7 +140,7 @@ export class Engine {
     const flight = this.inflight.get(runId);
     if (!flight || flight.stopReason !== null) return;
     flight.stopReason = reason;
-    flight.controller.abort(abortError(reason));
+    flight.abort(abortError(reason));
   }
 
   /** Summarises a thrown value as a `RunError`, its message cut to `limits.errorBytes`. */

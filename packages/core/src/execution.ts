@@ -108,12 +108,26 @@ export async function executePage(
     if (verdict !== 'ok') return;
   }
 
-  const controller = new AbortController();
+  let controller: AbortController | null = null;
+  let abortedWith: Error | null = null;
+  let onStop: (() => void) | null = null;
   let resolveDone!: () => void;
   const flight: InFlight = {
     runId: run.runId,
     token,
-    controller,
+    signal() {
+      if (controller === null) {
+        controller = new AbortController();
+        if (abortedWith !== null) controller.abort(abortedWith);
+      }
+      return controller.signal;
+    },
+    abort(reason) {
+      if (abortedWith !== null) return;
+      abortedWith = reason;
+      controller?.abort(reason);
+      onStop?.();
+    },
     stopReason: null,
     done: new Promise<void>((resolve) => {
       resolveDone = resolve;
@@ -157,7 +171,9 @@ export async function executePage(
     page: run.page,
     batchId: `${run.runId}:${run.page}`,
     attempt: run.pageFailures + 1,
-    signal: controller.signal,
+    get signal() {
+      return flight.signal();
+    },
     next: (nextState?: unknown, options?: ControlOptions<unknown>) => {
       const committed = nextState === undefined ? run.state : validateState(engine, task, nextState, run.runId);
       return control('next', committed, options);
@@ -168,10 +184,8 @@ export async function executePage(
   };
 
   const stopped = new Promise<Outcome>((resolve) => {
-    if (controller.signal.aborted) resolve({ kind: 'stopped', reason: flight.stopReason ?? 'cancelled' });
-    controller.signal.addEventListener('abort', () => resolve({ kind: 'stopped', reason: flight.stopReason! }), {
-      once: true,
-    });
+    onStop = () => resolve({ kind: 'stopped', reason: flight.stopReason ?? 'cancelled' });
+    if (abortedWith !== null) onStop();
   });
   const executed = (async (): Promise<Outcome> => {
     try {
@@ -347,7 +361,7 @@ async function callModel(
   provider: ModelProvider,
   request: ModelRequest,
 ) {
-  if (flight.controller.signal.aborted) throw flight.controller.signal.reason;
+  if (flight.signal().aborted) throw flight.signal().reason;
   const verdict = await engine.store.transact(
     engine.namespace,
     runId,
@@ -366,7 +380,7 @@ async function callModel(
     engine.stopLocal(runId, 'lease_lost');
     throw abortError('lease_lost');
   }
-  const response = provider.generate({ ...request, signal: flight.controller.signal });
+  const response = provider.generate({ ...request, signal: flight.signal() });
   if (!isThenable(response)) throw new DocketError('CONFIG_INVALID', 'provider.generate must return a promise');
   return response;
 }
