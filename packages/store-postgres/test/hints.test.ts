@@ -176,7 +176,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     const [worker] = stores as [(typeof stores)[0]];
     const { runId } = await task.start({ query: { n: 2 } });
     await waitFor(() => worker.notified() > 0, 'the start notification');
-    expect((await task.cancel(runId)).status).toBe('cancelled');
+    expect(await task.cancel(runId)).toMatchObject({ found: true, status: 'cancelled', changed: true });
     const request = claimRequest();
     expect(await worker.store.claimDue(request)).toEqual([]);
     // The plan saw the hinted (pending) row and planned a claim, which did not land.

@@ -20,7 +20,9 @@ describe.runIf(DATABASE_URL)('sessions on an application pool', () => {
       await pool.end();
     });
     const queue = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'producer' } });
-    cleanups.push(() => queue.close());
+    cleanups.push(async () => {
+      await queue.close();
+    });
     const task = queue.define({ name: 'planned', version: '1' });
     await queue.ready();
     for (let i = 0; i < 8; i++) await task.start({ query: { i } });
