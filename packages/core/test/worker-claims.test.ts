@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { waitForStatus } from '../src/testing/harness.js';
 import { createQueue, memoryStore, type SelectRequest, type Store } from '../src/index.js';
+import { waitForStatus } from '../src/testing/harness.js';
 
 describe('the worker loop', () => {
   it('executes only the runs claimDue answers, not every row it showed the plan', async () => {
