@@ -13,7 +13,6 @@ import {
 import { sql } from 'drizzle-orm';
 import { Batcher, type Queued } from './batcher.js';
 import { classify, OutcomeTracker, sqlState } from './errors.js';
-import { startPayload } from './hints.js';
 import { notifyText, preparedCall } from './inline.js';
 import type { KnownRuns } from './known-runs.js';
 import type { PostgresTransaction } from './postgres-store.js';
@@ -51,13 +50,14 @@ const ATTEMPTS = 3;
 /**
  * Group commit for `createRun`: concurrent starts (without a `maxRuns` cap) are inserted by one statement in one
  * transaction. A start whose idempotency key is taken, by a committed run or by an earlier start of the same batch,
- * answers with that run.
+ * answers with that run. `payload` writes the notification of a namespace's new pending rows (see hints.ts).
  */
 export function startBatcher(
   tables: Tables,
   transaction: Transaction,
   session: () => Session | undefined,
   read: () => Executor,
+  payload: (namespace: string, rows: RunRow[]) => string,
 ): (request: CreateRunRequest) => Promise<CreateRunResult> {
   const batcher = new Batcher<StartItem>(
     async (batch) => {
@@ -75,7 +75,7 @@ export function startBatcher(
         inserted =
           open === undefined
             ? await transaction(outcome, (tx) => insertRuns(tx, tables, requests))
-            : await insertInOneTrip(open, tables, requests, outcome);
+            : await insertInOneTrip(open, tables, requests, outcome, payload);
       } catch (error) {
         fail(batch, error, outcome);
         return;
@@ -112,6 +112,7 @@ async function insertInOneTrip(
   tables: Tables,
   requests: readonly CreateRunRequest[],
   outcome: OutcomeTracker,
+  payload: (namespace: string, rows: RunRow[]) => string,
 ): Promise<Set<string>> {
   const insert = preparedCall(insertRunsStatement(tables, requests));
   // Each namespace with new pending runs is notified once, with the rows themselves when they fit (see hints.ts).
@@ -122,7 +123,7 @@ async function insertInOneTrip(
     rows.push(runParams(run));
     pending.set(run.namespace, rows);
   }
-  const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, startPayload(ns, rows)));
+  const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, payload(ns, rows)));
   outcome.committing();
   let at = 0;
   const results = await session((send) =>

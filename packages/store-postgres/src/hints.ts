@@ -1,20 +1,51 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { RunRow, SelectRequest } from '@docket/core';
 
-/** PostgreSQL's limit on a NOTIFY payload is 8000 bytes; a payload that would pass this stays the bare namespace. */
+/** PostgreSQL's limit on a NOTIFY payload is 8000 bytes; a sealed payload longer than this stays the namespace. */
 const MAX_PAYLOAD = 7_000;
 /** How long a hinted row is worth trying: past this the ordinary claim finds the run anyway. */
 const MAX_AGE_MS = 2_000;
 /** Most hinted rows kept; a process that does not claim them (a producer, a busy worker) drops the oldest. */
 const MAX_ROWS = 512;
 
+/** The prefix of a sealed payload: the rows, encrypted and authenticated with the installation's key. */
+const SEALED = 'k1:';
+
 /**
- * The payload of the NOTIFY that follows a start: the new rows themselves when they fit, so that a worker can claim
- * them in one round trip (a guarded write, no locking select first); otherwise the namespace, as every other
- * notification carries.
+ * Seals `text` with AES-256-GCM under `key`: `k1:` and base64 of nonce, tag and ciphertext. Any role that can
+ * connect to the database can LISTEN to a channel or NOTIFY on it; sealed, the rows are readable, and a payload is
+ * trusted, only where the key is, in the installation's `docket_settings` table beside the runs.
  */
-export function startPayload(namespace: string, rows: readonly RunRow[]): string {
-  const payload = JSON.stringify({ namespace, rows });
-  return Buffer.byteLength(payload) <= MAX_PAYLOAD ? payload : namespace;
+export function seal(key: Buffer, channel: string, text: string): string {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(Buffer.from(channel));
+  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return SEALED + Buffer.concat([nonce, cipher.getAuthTag(), body]).toString('base64');
+}
+
+/** The text a payload sealed under `key` for `channel` carries, or `null` for anything else (forged, other key). */
+export function unseal(key: Buffer, channel: string, payload: string): string | null {
+  if (!payload.startsWith(SEALED)) return null;
+  try {
+    const bytes = Buffer.from(payload.slice(SEALED.length), 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+    decipher.setAAD(Buffer.from(channel));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The payload of the NOTIFY that follows a start: the new rows themselves, sealed, when they fit, so that a worker
+ * can claim them in one round trip (a guarded write, no locking select first); otherwise the namespace, as every
+ * other notification carries.
+ */
+export function startPayload(key: Buffer, channel: string, namespace: string, rows: readonly RunRow[]): string {
+  const payload = seal(key, channel, JSON.stringify({ namespace, rows }));
+  return payload.length <= MAX_PAYLOAD ? payload : namespace;
 }
 
 /**
@@ -25,14 +56,20 @@ export function startPayload(namespace: string, rows: readonly RunRow[]): string
 export class ClaimHints {
   private readonly rows = new Map<string, { row: RunRow; at: number }>();
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly key: () => Buffer | null,
+    private readonly channel: string,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
-  /** Keeps the rows a notification payload carries (a bare namespace carries none). */
+  /** Keeps the rows a notification payload carries, if it was sealed with this installation's key. */
   note(payload: string): void {
-    if (!payload.startsWith('{')) return;
+    const key = this.key();
+    const text = key === null ? null : unseal(key, this.channel, payload);
+    if (text === null) return;
     let parsed: { rows?: unknown };
     try {
-      parsed = JSON.parse(payload) as { rows?: unknown };
+      parsed = JSON.parse(text) as { rows?: unknown };
     } catch {
       return;
     }

@@ -5,7 +5,14 @@ import { createPostgresStore, type PostgresConnection, type PostgresStore } from
 
 export { MIGRATIONS_FOLDER } from './migrations.js';
 export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './postgres-store.js';
-export { docketCommands, docketDefinitions, docketEvents, docketHistory, docketRuns } from './schema.js';
+export {
+  docketCommands,
+  docketDefinitions,
+  docketEvents,
+  docketHistory,
+  docketRuns,
+  docketSettings,
+} from './schema.js';
 
 /**
  * A node-postgres `Pool`, typed by shape so that this package's types need neither `pg` nor PGlite installed (both

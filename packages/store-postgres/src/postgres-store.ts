@@ -29,10 +29,10 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { ClaimHints } from './hints.js';
+import { ClaimHints, startPayload } from './hints.js';
 import { notifyText, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, notifyKey } from './migrations.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -116,7 +116,9 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
-  const hints = new ClaimHints();
+  /** The key that seals start notifications (read at `open()`). */
+  let sealKey: Buffer | null = null;
+  const hints = new ClaimHints(() => sealKey, channel);
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -158,7 +160,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       return value;
     });
   };
-  const startGrouped = startBatcher(tables, transaction, () => connection?.session, live);
+  const startGrouped = startBatcher(
+    tables,
+    transaction,
+    () => connection?.session,
+    live,
+    (namespace, rows) => (sealKey === null ? namespace : startPayload(sealKey, channel, namespace, rows)),
+  );
   const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.session);
 
   /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
@@ -290,6 +298,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       }
       try {
         await applyMigrations(connection.db, schema);
+        sealKey = await notifyKey(connection.db, schema);
       } catch (error) {
         const db = connection;
         connection = null;

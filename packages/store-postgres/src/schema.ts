@@ -137,3 +137,12 @@ export const docketCommands = pgTable(
     index('docket_commands_created').on(t.namespace, t.createdAt),
   ],
 );
+
+/**
+ * Values one installation shares among its processes. `notify_key`: the AES-256-GCM key that seals the rows a
+ * start's notification carries (see hints.ts), readable by exactly the roles that can read the runs themselves.
+ */
+export const docketSettings = pgTable('docket_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});

@@ -1,12 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { createQueue, type RunRow, type SelectRequest, transition } from '@docket/core';
 import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClaimHints, startPayload } from '../src/hints.js';
+import { ClaimHints, seal, startPayload } from '../src/hints.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { DATABASE_URL, freshSchema } from './helpers.js';
 
 const TASK = { name: 'hinted', version: '1' };
+const KEY = randomBytes(32);
+const CHANNEL = 'docket_hinted';
+/** A start payload sealed with `KEY` for `CHANNEL`. */
+const payload = (rows: RunRow[]) => startPayload(KEY, CHANNEL, 'default', rows);
 
 /** A claim request for `TASK` whose plan claims for worker `w` and counts the rows it was shown. */
 function claimRequest(now = Date.now()): SelectRequest & { shown: string[] } {
@@ -37,18 +42,37 @@ const row = (runId: string, patch: Partial<RunRow> = {}) =>
   }) as RunRow;
 
 describe('ClaimHints', () => {
-  it('keeps the rows of a start payload and ignores bare namespaces and garbage', () => {
-    const hints = new ClaimHints(() => 0);
+  it('keeps the rows of a payload sealed with its key, and ignores bare namespaces, garbage and forgeries', () => {
+    const hints = new ClaimHints(
+      () => KEY,
+      CHANNEL,
+      () => 0,
+    );
+    const rows = [row('a'), row('b')];
     hints.note('default');
-    hints.note('{not json');
-    hints.note(JSON.stringify({ namespace: 'default' }));
+    hints.note('k1:not base64 at all');
+    // Rows in the clear, sealed with another key, sealed for another channel, tampered with: none is trusted.
+    hints.note(JSON.stringify({ namespace: 'default', rows }));
+    hints.note(startPayload(randomBytes(32), CHANNEL, 'default', rows));
+    hints.note(startPayload(KEY, 'docket_elsewhere', 'default', rows));
+    const sealed = payload(rows);
+    const flipped = Buffer.from(sealed.slice(3), 'base64');
+    flipped[flipped.length - 1] = (flipped[flipped.length - 1] as number) ^ 1;
+    hints.note(`k1:${flipped.toString('base64')}`);
+    // A key not yet loaded trusts nothing either.
+    new ClaimHints(() => null, CHANNEL).note(sealed);
     expect(hints.size).toBe(0);
-    hints.note(startPayload('default', [row('a'), row('b')]));
+    hints.note(sealed);
     expect(hints.size).toBe(2);
+    expect(seal(KEY, CHANNEL, 'x')).not.toBe(seal(KEY, CHANNEL, 'x'));
   });
 
   it('hands out only rows the request could claim, oldest first, up to its limit, and forgets what it hands out', () => {
-    const hints = new ClaimHints(() => 0);
+    const hints = new ClaimHints(
+      () => KEY,
+      CHANNEL,
+      () => 0,
+    );
     const rows = [
       row('other-namespace', { namespace: 'elsewhere' }),
       row('other-task', { task_name: 'another' }),
@@ -58,7 +82,7 @@ describe('ClaimHints', () => {
       row('second'),
       row('third'),
     ];
-    hints.note(startPayload('default', rows));
+    hints.note(payload(rows));
     const taken = hints.take({ ...claimRequest(2_000), limit: 2 });
     expect(taken.map((r) => r.run_id)).toEqual(['first', 'second']);
     expect(hints.take(claimRequest(2_000)).map((r) => r.run_id)).toEqual(['third']);
@@ -68,27 +92,29 @@ describe('ClaimHints', () => {
 
   it('drops rows older than two seconds and keeps at most 512', () => {
     let now = 0;
-    const hints = new ClaimHints(() => now);
-    hints.note(startPayload('default', [row('old')]));
+    const hints = new ClaimHints(
+      () => KEY,
+      CHANNEL,
+      () => now,
+    );
+    hints.note(payload([row('old')]));
     now = 2_001;
     expect(hints.take(claimRequest(2_001))).toEqual([]);
     expect(hints.size).toBe(0);
     for (let i = 0; i < 600; i += 6) {
-      hints.note(
-        startPayload(
-          'default',
-          Array.from({ length: 6 }, (_, j) => row(`r${i + j}`)),
-        ),
-      );
+      hints.note(payload(Array.from({ length: 6 }, (_, j) => row(`r${i + j}`))));
     }
     expect(hints.size).toBe(512);
     // The oldest went first.
     expect(hints.take({ ...claimRequest(2_001), limit: 1 })[0]?.run_id).toBe('r88');
   });
 
-  it('sends the bare namespace when the rows would not fit in a notification', () => {
-    expect(startPayload('default', [row('big', { query: 'x'.repeat(8_000) })])).toBe('default');
-    expect(JSON.parse(startPayload('default', [row('small')])).rows[0].run_id).toBe('small');
+  it('sends the bare namespace when the sealed rows would not fit in a notification', () => {
+    expect(payload([row('big', { query: 'x'.repeat(6_000) })])).toBe('default');
+    const small = payload([row('small', { query: '"secret"' })]);
+    expect(small.startsWith('k1:')).toBe(true);
+    expect(small).not.toContain('secret');
+    expect(small.length).toBeLessThanOrEqual(7_000);
   });
 });
 
@@ -150,7 +176,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
       (
         await admin.query(`SELECT reason FROM "${schema}".docket_history WHERE run_id = $1 ORDER BY seq`, [runId])
       ).rows.map((r) => r.reason as string);
-    return { task, stores, history };
+    return { task, stores, history, admin, schema };
   }
 
   it('claims a run another store started in one round trip, from the row its notification carried', async () => {
@@ -204,5 +230,38 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     expect(claimed.map((run) => run.runId)).toEqual([runId]);
     expect(worker.log.some((text) => text.includes('ORDER BY claim_due_at'))).toBe(true);
     expect(await history(runId)).toEqual(['STARTED', 'CLAIMED']);
+  });
+
+  it('seals the rows: a plain listener sees no query, and a forged notification is not trusted', async () => {
+    const { task, stores, admin, schema } = await setup(1);
+    const [worker] = stores as [(typeof stores)[0]];
+    const channel = `docket_${schema}`;
+    const eavesdropper = new pg.Client({ connectionString: DATABASE_URL });
+    await eavesdropper.connect();
+    cleanups.push(async () => {
+      await eavesdropper.end();
+    });
+    const heard: string[] = [];
+    eavesdropper.on('notification', (message) => heard.push(message.payload ?? ''));
+    await eavesdropper.query(`LISTEN "${channel}"`);
+
+    await task.start({ query: { secret: 'swordfish' } });
+    await waitFor(() => heard.length > 0 && worker.notified() > 0, 'the start notification');
+    expect(heard[0]?.startsWith('k1:')).toBe(true);
+    expect(heard.join()).not.toContain('swordfish');
+    expect((await worker.store.claimDue(claimRequest())).map((run) => run.query)).toEqual([{ secret: 'swordfish' }]);
+
+    // A run too large for a sealed payload, then a forged notification that carries its row with another query.
+    const { runId } = await task.start({ query: { pad: 'x'.repeat(8_000) } });
+    await waitFor(() => worker.notified() > 1, 'the second start notification');
+    const [real] = (await admin.query(`SELECT * FROM "${schema}".docket_runs WHERE run_id = $1`, [runId])).rows;
+    const forged = JSON.stringify({ namespace: 'default', rows: [{ ...real, query: '{"forged":true}' }] });
+    await admin.query('SELECT pg_notify($1, $2)', [channel, forged]);
+    await waitFor(() => worker.notified() > 2, 'the forged notification');
+    worker.log.length = 0;
+    const claimed = await worker.store.claimDue(claimRequest());
+    expect(claimed.map((run) => run.runId)).toEqual([runId]);
+    expect(claimed[0]?.query).toEqual({ pad: 'x'.repeat(8_000) });
+    expect(worker.log.some((text) => text.includes('ORDER BY claim_due_at'))).toBe(true);
   });
 });

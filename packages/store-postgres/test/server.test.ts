@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createQueue, isDocketError } from '@docket/core';
 import { waitFor } from '@docket/core/testing';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postgresStore } from '../src/index.js';
+import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
 import { DATABASE_URL, freshSchema } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/process.mjs', import.meta.url));
@@ -89,7 +90,10 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     const migrators = [0, 1, 2, 3].map(() => spawnChild(['migrate', DATABASE_URL as string, schema]));
     expect(await Promise.all(migrators.map((m) => m.exited))).toEqual([0, 0, 0, 0]);
     const applied = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".__docket_migrations`);
-    expect(applied.rows[0]).toEqual({ n: 1 });
+    expect(applied.rows[0]).toEqual({ n: readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length });
+    // Each migration once, and one notification key that all four processes read.
+    const keys = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".docket_settings`);
+    expect(keys.rows[0]).toEqual({ n: 1 });
   }, 60_000);
 
   it('8 worker processes run 10,000 runs: exactly 10,000 effect rows, every run success', async () => {
