@@ -298,7 +298,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       }
       try {
         await applyMigrations(connection.db, schema);
-        sealKey = await notifyKey(connection.db, schema);
+        // Without the key (a role that may not write the settings table) workers claim the ordinary way.
+        sealKey = await notifyKey(connection.db, schema).catch(() => null);
       } catch (error) {
         const db = connection;
         connection = null;

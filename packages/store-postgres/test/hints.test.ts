@@ -264,4 +264,33 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     expect(claimed[0]?.query).toEqual({ pad: 'x'.repeat(8_000) });
     expect(worker.log.some((text) => text.includes('ORDER BY claim_due_at'))).toBe(true);
   });
+
+  it('runs without claims from notifications when the store can neither read nor make the key', async () => {
+    const { admin, schema } = await setup(0);
+    await admin.query(`DROP TABLE "${schema}".docket_settings`);
+    const listener = new pg.Client({ connectionString: DATABASE_URL });
+    await listener.connect();
+    cleanups.push(async () => {
+      await listener.end();
+    });
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN "docket_${schema}"`);
+    const queue = createQueue({
+      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
+      runtime: { mode: 'producer' },
+    });
+    cleanups.push(async () => {
+      await queue.close();
+    });
+    const task = queue.define(TASK);
+    await queue.ready();
+    const { runId } = await task.start({ query: { n: 6 } });
+    await waitFor(() => heard.length > 0, 'the start notification');
+    expect(heard).toEqual(['default']);
+    const worker = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await worker.open();
+    cleanups.push(() => worker.close());
+    expect((await worker.claimDue(claimRequest())).map((run) => run.runId)).toEqual([runId]);
+  });
 });
