@@ -110,6 +110,8 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
       'all 10,000 runs to succeed',
       240_000,
     );
+    // Every worker stops through its SIGTERM handler, also one that joined after the others finished the work.
+    await waitFor(() => children.every((c) => c.lines.includes('ready')), 'every worker to be ready');
     for (const child of children) child.proc.kill('SIGTERM');
     expect(await Promise.all(children.map((c) => c.exited))).toEqual(Array(8).fill(0));
     const rows = await pool.query(`SELECT count(*)::int AS n, count(DISTINCT key)::int AS k FROM "${schema}".app_rows`);

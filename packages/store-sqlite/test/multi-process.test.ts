@@ -103,6 +103,8 @@ describe('several processes on one SQLite file', () => {
         'all 2,000 runs to succeed',
         120_000,
       );
+      // Every worker stops through its SIGTERM handler, also one that joined after the others finished the work.
+      await waitFor(() => children.every((c) => c.lines.includes('ready')), 'every worker to be ready');
       for (const child of children) child.proc.kill('SIGTERM');
       expect(await Promise.all(children.map((c) => c.exited))).toEqual([0, 0, 0, 0]);
       const rows = raw.prepare('SELECT count(*) AS n, count(DISTINCT key) AS k FROM app_rows').get();
