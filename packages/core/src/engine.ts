@@ -120,15 +120,19 @@ export class Engine {
   /** Reports every history entry of a write to telemetry. */
   written(write: RunWrite | null): void {
     if (write === null) return;
-    for (const entry of write.history) {
-      emitTelemetry(this.options.telemetry.sink, {
-        type: 'transition',
-        namespace: write.run.namespace,
-        runId: write.run.runId,
-        task: { name: write.run.taskName, version: write.run.taskVersion },
-        revision: entry.seq,
-        entry,
-      });
+    const sink = this.options.telemetry.sink;
+    // Without a sink there is nothing to build the events for.
+    if (sink !== null) {
+      for (const entry of write.history) {
+        emitTelemetry(sink, {
+          type: 'transition',
+          namespace: write.run.namespace,
+          runId: write.run.runId,
+          task: { name: write.run.taskName, version: write.run.taskVersion },
+          revision: entry.seq,
+          entry,
+        });
+      }
     }
     if (write.events.length > 0) this.eventsWritten();
     if (write.run.status === 'retrying' && write.run.dueAt !== null) this.wakeAtTime(write.run.dueAt);
