@@ -28,7 +28,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session } from './session.js';
+import { type Session, writeInOneMessage } from './session.js';
 
 /** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */
 export type Transaction = <T>(outcome: OutcomeTracker, work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
@@ -125,15 +125,7 @@ async function insertInOneTrip(
   }
   const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, payload(ns, rows)));
   outcome.committing();
-  let at = 0;
-  const results = await session((send) =>
-    send((prepared) => {
-      const message = compose(prepared, [...BEGIN, insert, ...notify, 'COMMIT']);
-      at = message.at[BEGIN.length] as number;
-      return message;
-    }),
-  );
-  return new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+  return writeInOneMessage(session, insert, notify);
 }
 
 /** The runs that hold the idempotency keys of `items`, by namespace, task and key. */
@@ -248,15 +240,7 @@ async function writeInOneTrip(
   outcome.committing();
   let landed: Set<string>;
   try {
-    let at = 0;
-    const results = await session((send) =>
-      send((prepared) => {
-        const message = compose(prepared, [...BEGIN, write, ...notify, 'COMMIT']);
-        at = message.at[BEGIN.length] as number;
-        return message;
-      }),
-    );
-    landed = new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+    landed = await writeInOneMessage(session, write, notify);
   } catch (error) {
     for (const { item } of guarded) known.forget(item.runId);
     const classified = classify(error, outcome, 'store.transact', {});

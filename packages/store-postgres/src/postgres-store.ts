@@ -43,7 +43,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session } from './session.js';
+import { BEGIN, compose, type Session, writeInOneMessage } from './session.js';
 import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
@@ -265,16 +265,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     const outcome = new OutcomeTracker();
     outcome.committing();
     try {
-      return await session(async (send) => {
-        let at = 0;
-        const results = await send((prepared) => {
-          const message = compose(prepared, [...BEGIN, write, ...notify, 'COMMIT']);
-          at = message.at[BEGIN.length] as number;
-          return message;
-        });
-        const landed = new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
-        return writes.filter((w) => landed.has(w.current.runId)).map((w) => w.write.run);
-      });
+      const landed = await writeInOneMessage(session, write, notify);
+      return writes.filter((w) => landed.has(w.current.runId)).map((w) => w.write.run);
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});
     }

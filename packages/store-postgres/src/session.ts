@@ -48,3 +48,23 @@ export function compose(
   }
   return { text: statements.join('; '), prepares, at };
 }
+
+/**
+ * Sends `BEGIN`, one prepared write, the `after` statements (notifications) and `COMMIT` as one message: a whole
+ * transaction in one round trip. Answers the `run_id`s the write returned.
+ */
+export async function writeInOneMessage(
+  session: Session,
+  write: PreparedCall,
+  after: readonly string[],
+): Promise<Set<string>> {
+  let at = 0;
+  const results = await session((send) =>
+    send((prepared) => {
+      const message = compose(prepared, [...BEGIN, write, ...after, 'COMMIT']);
+      at = message.at[BEGIN.length] as number;
+      return message;
+    }),
+  );
+  return new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+}

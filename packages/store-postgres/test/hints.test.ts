@@ -125,6 +125,19 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
+  /** The payloads a plain client (no Docket, no key) hears on `channel`, as they arrive. */
+  async function listen(channel: string): Promise<string[]> {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    cleanups.push(async () => {
+      await client.end();
+    });
+    const heard: string[] = [];
+    client.on('notification', (message) => heard.push(message.payload ?? ''));
+    await client.query(`LISTEN "${channel}"`);
+    return heard;
+  }
+
   /** A producer queue and `workers` stores on a fresh schema, each worker store on a pool that logs its queries. */
   async function setup(workers: number) {
     const schema = freshSchema();
@@ -236,14 +249,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     const { task, stores, admin, schema } = await setup(1);
     const [worker] = stores as [(typeof stores)[0]];
     const channel = `docket_${schema}`;
-    const eavesdropper = new pg.Client({ connectionString: DATABASE_URL });
-    await eavesdropper.connect();
-    cleanups.push(async () => {
-      await eavesdropper.end();
-    });
-    const heard: string[] = [];
-    eavesdropper.on('notification', (message) => heard.push(message.payload ?? ''));
-    await eavesdropper.query(`LISTEN "${channel}"`);
+    const heard = await listen(channel);
 
     await task.start({ query: { secret: 'swordfish' } });
     await waitFor(() => heard.length > 0 && worker.notified() > 0, 'the start notification');
@@ -268,14 +274,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
   it('runs without claims from notifications when the store can neither read nor make the key', async () => {
     const { admin, schema } = await setup(0);
     await admin.query(`DROP TABLE "${schema}".docket_settings`);
-    const listener = new pg.Client({ connectionString: DATABASE_URL });
-    await listener.connect();
-    cleanups.push(async () => {
-      await listener.end();
-    });
-    const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query(`LISTEN "docket_${schema}"`);
+    const heard = await listen(`docket_${schema}`);
     const queue = createQueue({
       store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
       runtime: { mode: 'producer' },
