@@ -38,6 +38,8 @@ export class Engine {
   private woken = false;
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
+  /** Set by the worker loop while every slot is taken: the next freed slot wakes it. */
+  waitingForSlot = false;
 
   constructor(readonly options: ResolvedQueueOptions) {}
 
@@ -64,6 +66,11 @@ export class Engine {
     const resolve = this.wakeResolve;
     this.wakeResolve = null;
     resolve?.();
+  }
+
+  /** A page of this process settled: wakes the worker loop if it is waiting for a free slot. */
+  slotFreed(): void {
+    if (this.waitingForSlot) this.wake();
   }
 
   /** Wakes the worker loop at `at` (epoch ms, by this queue's clock), unless an earlier wake is already set. */

@@ -223,7 +223,7 @@ export async function executePage(
   } finally {
     engine.inflight.delete(run.runId);
     resolveDone();
-    engine.wake();
+    engine.slotFreed();
   }
 }
 

@@ -88,7 +88,8 @@ export class WorkerLoop {
     const tasks = this.taskKeys();
     const actor = engine.workerActor;
     while (this.running) {
-      let claimed = 0;
+      // More may be due right away only when the last claim filled what it asked for.
+      let more = false;
       let full = false;
       try {
         const now = engine.now();
@@ -109,11 +110,12 @@ export class WorkerLoop {
         if (free > 0 && tasks.length > 0 && this.running) {
           const claimNow = engine.now();
           const planned = new Map<string, RunWrite>();
+          // Half the slots per claim at most: while one half settles, the next claim is already in flight.
+          const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
           const claimedRuns = await engine.store.claimDue({
             namespace: engine.namespace,
             tasks,
-            // Half the slots per claim at most: while one half settles, the next claim is already in flight.
-            limit: Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2))),
+            limit,
             now: claimNow,
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);
@@ -132,18 +134,21 @@ export class WorkerLoop {
             if (!task) continue;
             this.track(executePage(engine, task, run).catch((error) => this.noteError(error)));
           }
-          claimed = claimedRuns.length;
+          more = claimedRuns.length >= limit;
         } else {
           full = free <= 0;
+          // Set before the sleep below, with no await between: a page that settles from here on wakes the loop.
+          engine.waitingForSlot = full;
         }
         this.lastError = null;
       } catch (error) {
         this.noteError(error);
       }
       if (!this.running) break;
-      if (claimed > 0) continue;
+      if (more) continue;
       if (full) {
         await engine.sleep(pollMs);
+        engine.waitingForSlot = false;
         continue;
       }
       let wait = pollMs;

@@ -44,4 +44,64 @@ describe('the worker loop', () => {
       await producer.close();
     }
   });
+
+  it('does not claim again after a claim that took fewer runs than it asked for', async () => {
+    const store = memoryStore();
+    const definition = { name: 'partial', version: '1' };
+    const producer = createQueue({ store, runtime: { mode: 'producer' } });
+    const task = producer.define(definition);
+    await producer.ready();
+    const runIds = [];
+    for (let i = 0; i < 3; i++) runIds.push((await task.start({ query: i })).runId);
+
+    let claims = 0;
+    const counting: Store = Object.assign(Object.create(store) as Store, {
+      claimDue(request: SelectRequest) {
+        claims++;
+        return store.claimDue(request);
+      },
+    });
+    // A poll far longer than the test: any claim after the first comes from the loop itself.
+    const consumer = createQueue({
+      store: counting,
+      runtime: { mode: 'consumer', concurrency: 8 },
+      protocol: { pollMs: 60_000 },
+    });
+    consumer.define(definition, { execute: (ctx) => ctx.end() });
+    try {
+      await consumer.ready();
+      for (const runId of runIds) await waitForStatus(task, runId, 'success');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // One claim of three runs (the limit was eight), then the loop sleeps: no empty claim after it, and the
+      // three settled pages do not wake it while slots are free.
+      expect(claims).toBe(1);
+    } finally {
+      await consumer.close();
+      await producer.close();
+    }
+  });
+
+  it('wakes a loop whose every slot is taken as soon as a page settles', async () => {
+    const store = memoryStore();
+    const definition = { name: 'full', version: '1' };
+    const producer = createQueue({ store, runtime: { mode: 'producer' } });
+    const task = producer.define(definition);
+    await producer.ready();
+    const runIds = [];
+    for (let i = 0; i < 3; i++) runIds.push((await task.start({ query: i })).runId);
+    // One slot and a poll far longer than the test: each next claim can only come from the settled page's wake.
+    const consumer = createQueue({
+      store,
+      runtime: { mode: 'consumer', concurrency: 1 },
+      protocol: { pollMs: 60_000 },
+    });
+    consumer.define(definition, { execute: (ctx) => ctx.end() });
+    try {
+      await consumer.ready();
+      for (const runId of runIds) await waitForStatus(task, runId, 'success', 5_000);
+    } finally {
+      await consumer.close();
+      await producer.close();
+    }
+  });
 });
