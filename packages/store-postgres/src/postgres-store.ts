@@ -439,14 +439,30 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     recoverExpired: (request) => selectAndApply({ ...request, tasks: [] }, true),
 
     async nextDueAt(namespace, tasks) {
-      let earliest: number | null = null;
-      for (const task of tasks) {
-        const [row] = await rows<{ due: number | null }>(
-          live(),
-          sql`SELECT min(claim_due_at) AS due FROM ${RUNS} WHERE namespace = ${namespace} AND task_name = ${task.name}
-              AND task_version = ${task.version} AND claim_due_at IS NOT NULL`,
+      const reads: Statement[] = tasks.map((task) => ({
+        text: `SELECT min(claim_due_at) AS due FROM ${tables.runs} WHERE namespace = $1 AND task_name = $2
+            AND task_version = $3 AND claim_due_at IS NOT NULL`,
+        params: [namespace, task.name, task.version],
+      }));
+      const dues: unknown[] = [];
+      const session = connection?.session;
+      if (session === undefined) {
+        for (const read of reads) dues.push((await rows<{ due: unknown }>(live(), read))[0]?.due);
+      } else {
+        // After every claim that left slots free: one message of prepared reads, not one planned query per task.
+        let at: number[] = [];
+        const results = await session((send) =>
+          send((prepared) => {
+            const message = compose(prepared, reads.map(preparedCall));
+            at = message.at;
+            return message;
+          }),
         );
-        const due = row?.due === null || row?.due === undefined ? null : Number(row.due);
+        for (const index of at) dues.push((results[index]?.rows[0] as { due: unknown } | undefined)?.due);
+      }
+      let earliest: number | null = null;
+      for (const value of dues) {
+        const due = value === null || value === undefined ? null : Number(value);
         if (due !== null && (earliest === null || due < earliest)) earliest = due;
       }
       return earliest;

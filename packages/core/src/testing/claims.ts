@@ -98,5 +98,29 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect((await producer.task.get(runId))?.status).toBe('pending');
       await waitFor(async () => (await h.raw.run(runId))?.status === 'pending', 'run still pending');
     });
+
+    it('answers the earliest time a run of the given tasks becomes claimable, and null when none will', async () => {
+      h = await factory();
+      const now = Date.now();
+      const producer = (name: string) =>
+        openQueue(h.store, { name, version: '1' }, undefined, { runtime: { mode: 'producer' } });
+      const late = await producer('late');
+      const soon = await producer('soon');
+      const done = await producer('done');
+      queues.push(late.queue, soon.queue, done.queue);
+      await late.task.start({ query: 1, trigger: { at: new Date(now + 60_000) } });
+      await soon.task.start({ query: 2, trigger: { at: new Date(now + 30_000) } });
+      await soon.task.start({ query: 3, trigger: { at: new Date(now + 45_000) } });
+      // A cancelled run is not claimable, however early it was due.
+      const { runId } = await done.task.start({ query: 4 });
+      await done.task.cancel(runId);
+      const key = (name: string) => ({ name, version: '1' });
+      expect(await h.store.nextDueAt('default', [key('late'), key('soon')])).toBe(now + 30_000);
+      expect(await h.store.nextDueAt('default', [key('late')])).toBe(now + 60_000);
+      expect(await h.store.nextDueAt('default', [key('done')])).toBeNull();
+      expect(await h.store.nextDueAt('default', [{ name: 'late', version: '2' }])).toBeNull();
+      expect(await h.store.nextDueAt('other', [key('late')])).toBeNull();
+      expect(await h.store.nextDueAt('default', [])).toBeNull();
+    });
   });
 }
