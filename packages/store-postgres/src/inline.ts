@@ -1,12 +1,7 @@
 import type { Statement } from './statement.js';
 
-/**
- * A statement as plain text with its parameters written in as literals, so several statements (`BEGIN; ...;
- * COMMIT`) travel in one simple-protocol message: one round trip for a whole transaction.
- */
-export function inlineSql({ text, params }: Statement): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
-}
+// Statements with their values written in as literals: several statements (`BEGIN; ...; COMMIT`) then travel in one
+// simple-protocol message, one round trip for a whole transaction.
 
 /** `SELECT pg_notify(channel, payload)` as plain text. */
 export const notifyText = (channel: string, payload: string): string =>

@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inlineSql, notifyText } from '../src/inline.js';
+import { notifyText, preparedCall } from '../src/inline.js';
 import { toSql } from '../src/statement.js';
 
 const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
@@ -20,34 +20,45 @@ const TRICKY = [
   JSON.stringify({ q: "a'b\\c$docket$" }),
 ];
 
-/** Runs one simple-protocol query (as the store's one-round-trip messages are sent) and reads its one value. */
+/** Runs one simple-protocol message (as the store's one-round-trip messages are sent) and reads its last value. */
 async function simpleQuery(): Promise<{ value(text: string): Promise<unknown>; close(): Promise<void> }> {
   if (DATABASE_URL) {
     const client = new pg.Client(DATABASE_URL);
     await client.connect();
-    return { value: async (text) => (await client.query(text)).rows[0].v, close: () => client.end() };
+    return {
+      value: async (text) => {
+        const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return (Array.isArray(results) ? results.at(-1) : results)?.rows[0].v;
+      },
+      close: () => client.end(),
+    };
   }
   const lite = new PGlite();
   return {
-    value: async (text) => ((await lite.exec(text))[0]?.rows[0] as { v: unknown } | undefined)?.v,
+    value: async (text) => ((await lite.exec(text)).at(-1)?.rows[0] as { v: unknown } | undefined)?.v,
     close: () => lite.close(),
   };
 }
 
-describe('inlineSql', () => {
-  it('writes numbers, nulls, booleans and arrays as literals', () => {
-    expect(inlineSql({ text: 'SELECT $1, $2, $3, $4::text[]', params: [1.5, null, true, ['a', 'b']] })).toBe(
-      'SELECT (1.5), NULL, TRUE, ARRAY[$docket$a$docket$, $docket$b$docket$]::text[]',
-    );
-    expect(() => inlineSql({ text: 'SELECT $1', params: [Number.NaN] })).toThrow(/cannot write NaN/);
+describe('preparedCall', () => {
+  it('writes numbers, nulls, booleans and arrays as literals of one EXECUTE', () => {
+    const call = preparedCall({ text: 'SELECT $1, $2, $3, $4::text[]', params: [1.5, null, true, ['a', 'b']] });
+    expect(call.prepare).toBe(`PREPARE ${call.name} AS SELECT $1, $2, $3, $4::text[]`);
+    expect(call.execute).toBe(`EXECUTE ${call.name}((1.5), NULL, TRUE, ARRAY[$docket$a$docket$, $docket$b$docket$])`);
+    // One name per text, whatever the values: the statement is prepared once per connection.
+    expect(preparedCall({ text: 'SELECT $1, $2, $3, $4::text[]', params: [2, 'x', false, []] }).name).toBe(call.name);
+    expect(preparedCall({ text: 'SELECT $1', params: [1] }).name).not.toBe(call.name);
+    expect(() => preparedCall({ text: 'SELECT $1', params: [Number.NaN] })).toThrow(/cannot write NaN/);
     expect(notifyText('docket_x', "it's")).toBe("SELECT pg_notify($docket$docket_x$docket$, $docket$it's$docket$)");
   });
 
   it('round-trips every tricky string through PostgreSQL unchanged (the server, or PGlite without one)', async () => {
     const read = await simpleQuery();
     try {
-      for (const text of TRICKY) {
-        expect(await read.value(inlineSql({ text: 'SELECT $1::text AS v', params: [text] }))).toBe(text);
+      for (const [i, text] of TRICKY.entries()) {
+        // A text of its own per value, so each message prepares its statement once on this connection.
+        const call = preparedCall({ text: `SELECT $1::text AS v, ${i} AS i`, params: [text] });
+        expect(await read.value(`${call.prepare}; ${call.execute}`)).toBe(text);
       }
     } finally {
       await read.close();
