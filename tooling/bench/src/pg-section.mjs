@@ -1,6 +1,6 @@
 // The PostgreSQL section of `pnpm bench`: Docket against raw SKIP LOCKED loops, graphile-worker and pg-boss on the
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
-// of Docket and graphile-worker, are medians of 3.
+// of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
 import pg from 'pg';
 
 const GRAPHILE = 'graphile-worker 0.17.3';
@@ -38,19 +38,35 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   const times = quick ? 1 : 3;
   const concurrency = 256;
   const url = db.url;
+  /** The sample with the median `key`. */
+  const middle = (samples, key) => samples.sort((a, b) => a[key] - b[key])[Math.floor(samples.length / 2)];
   /** The sample with the median `key` of `times` runs of a scenario. */
   const median = async (name, args, key = 'rate') => {
     const samples = [];
     for (let i = 0; i < times; i++) samples.push(await scenario(name, { url, ...args }));
-    samples.sort((a, b) => a[key] - b[key]);
-    return samples[Math.floor(samples.length / 2)];
+    return middle(samples, key);
+  };
+  /**
+   * Medians of `times` runs of two scenarios taken in turns (a, b, a, b, ...), so that a machine whose speed drifts
+   * during the section (it does here) weighs on both alike.
+   */
+  const pairedMedians = async ([nameA, argsA], [nameB, argsB], key = 'rate') => {
+    const a = [];
+    const b = [];
+    for (let i = 0; i < times; i++) {
+      a.push(await scenario(nameA, { url, ...argsA }));
+      b.push(await scenario(nameB, { url, ...argsB }));
+    }
+    return [middle(a, key), middle(b, key)];
   };
 
   log(`postgres processing, n=${n}`);
-  const docket = await median('docketProcess', { n, concurrency });
+  const [docket, graphile] = await pairedMedians(
+    ['docketProcess', { n, concurrency }],
+    ['graphileProcess', { n, concurrency: 32, localQueue: 500 }],
+  );
   const raw1 = await median('rawProcess', { n: Math.min(n, 5_000), perTransaction: 1, workers: 4 });
   const raw100 = await median('rawProcess', { n, perTransaction: 100, workers: 4 });
-  const graphile = await median('graphileProcess', { n, concurrency: 32, localQueue: 500 });
   const boss = await median('pgBossProcess', { n, batchSize: 500 });
   const section = 'PostgreSQL processed/s';
   const measure = `n=${n}`;
@@ -64,9 +80,12 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
 
   log('postgres latency at 200 runs/s');
   const count = quick ? 200 : 1_000;
-  // Docket and graphile-worker (the target) by the median p50 of 3 runs; pg-boss, 100× slower here, once.
-  const docketLatency = await median('docketLatency', { count, perSecond: 200 }, 'p50');
-  const graphileLatency = await median('graphileLatency', { count, perSecond: 200, concurrency: 8 }, 'p50');
+  // Docket and graphile-worker (the target) by the median p50 of 3 runs in turns; pg-boss, 100× slower here, once.
+  const [docketLatency, graphileLatency] = await pairedMedians(
+    ['docketLatency', { count, perSecond: 200 }],
+    ['graphileLatency', { count, perSecond: 200, concurrency: 8 }],
+    'p50',
+  );
   const bossLatency = await scenario('pgBossLatency', { url, count, perSecond: 200 });
   const latency = (p) => `PostgreSQL latency ${p} ms, 200 runs/s`;
   const where = 'producer on its own pool';
