@@ -30,6 +30,7 @@ import Database from 'better-sqlite3';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import type { SQLiteTransaction } from 'drizzle-orm/sqlite-core';
+import { Checkpointer } from './checkpointer.js';
 import { storageFailure } from './errors.js';
 import { claimEvents, listEvents, transactEvent } from './events.js';
 import { GroupCommit } from './group-commit.js';
@@ -56,6 +57,11 @@ export type SqliteStoreOptions = (
   synchronous?: 'normal' | 'full';
   /** How often idle workers check whether another process committed (`PRAGMA data_version`); default 5 ms. */
   watchMs?: number;
+  /**
+   * How often a thread of the store's own copies the write-ahead log back into the file; default 200 ms. `0`: no
+   * thread, and the commit that fills the log copies it (SQLite's own behaviour), inside the event loop.
+   */
+  checkpointMs?: number;
   /**
    * Open an existing, migrated file read-only (with `filename`): nothing is created, migrated or written; writes
    * fail with `STORAGE_FAILURE`. For tools that only look, such as `docket runs list`.
@@ -91,6 +97,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   let group: GroupCommit | null = null;
   const listeners = new Set<() => void>();
   let watcher: NodeJS.Timeout | null = null;
+  let checkpointer: Checkpointer | null = null;
   let lastDataVersion = -1;
 
   const live = (): { db: Database.Database; s: Statements; orm: BetterSQLite3Database; group: GroupCommit } => {
@@ -188,6 +195,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         stmts = new Statements(db);
         group = new GroupCommit(db, (error) => storageFailure(error, 'store.commit'));
         orm = drizzle({ client: db });
+        // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
+        const checkpointMs = options.checkpointMs ?? 200;
+        if (!options.readonly && !db.memory && db.name !== '' && checkpointMs > 0) {
+          checkpointer = new Checkpointer(db.name, checkpointMs);
+        }
         conn = db;
         opens = 1;
       } catch (error) {
@@ -231,6 +243,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (watcher !== null) clearInterval(watcher);
       watcher = null;
       listeners.clear();
+      const thread = checkpointer;
+      checkpointer = null;
+      await thread?.close();
       const db = conn;
       conn = null;
       stmts = null;
@@ -480,7 +495,9 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (typeof options !== 'object' || options === null) return fail('sqliteStore needs { filename } or { database }');
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (!['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs', 'readonly'].includes(key)) {
+    if (
+      !['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs', 'checkpointMs', 'readonly'].includes(key)
+    ) {
       fail(`unknown option ${key}`);
     }
   }
@@ -497,6 +514,9 @@ function validateOptions(options: unknown): asserts options is SqliteStoreOption
   if (o.readonly === true && !hasFile) fail('readonly needs filename');
   if (o.watchMs !== undefined && (!Number.isInteger(o.watchMs) || (o.watchMs as number) < 1)) {
     fail('watchMs must be a positive integer');
+  }
+  if (o.checkpointMs !== undefined && (!Number.isInteger(o.checkpointMs) || (o.checkpointMs as number) < 0)) {
+    fail('checkpointMs must be a non-negative integer');
   }
   if (o.synchronous !== undefined && o.synchronous !== 'normal' && o.synchronous !== 'full') {
     fail("synchronous must be 'normal' or 'full'");

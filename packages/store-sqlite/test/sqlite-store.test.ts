@@ -1,6 +1,7 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createQueue, type DocketErrorCode, isDocketError, type Queue } from '@docket/core';
-import { waitForStatus } from '@docket/core/testing';
+import { waitFor, waitForStatus } from '@docket/core/testing';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -46,6 +47,8 @@ describe('sqliteStore', () => {
     await expectCode('CONFIG_INVALID', () => sqliteStore({ database: {} as never }));
     await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', colour: 1 } as never));
     await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', synchronous: 'off' as never }));
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', checkpointMs: -1 }));
+    await expectCode('CONFIG_INVALID', () => sqliteStore({ filename: 'a', checkpointMs: 1.5 }));
   });
 
   it('opens WAL, applies migrations once, and applying again does nothing', async () => {
@@ -212,5 +215,50 @@ describe('sqliteStore', () => {
     expect(connection.open).toBe(true);
     await b.close();
     expect(connection.open).toBe(false);
+  });
+
+  /** Starts `n` runs through a producer on `store` and answers the database file's size before and after. */
+  async function startMany(store: ReturnType<typeof sqliteStore>, filename: string, n: number) {
+    const queue = await queueOn(store);
+    const task = queue.define({ name: 'log', version: '1' });
+    await queue.ready();
+    const before = statSync(filename).size;
+    for (let i = 0; i < n; i++) await task.start({ query: { i, pad: 'x'.repeat(200) } });
+    return { before, queue };
+  }
+
+  it('copies the write-ahead log back into the file on a thread of its own, not in a commit', async () => {
+    const filename = file();
+    const store = sqliteStore({ filename, checkpointMs: 20 });
+    const { before } = await startMany(store, filename, 200);
+    // SQLite's automatic checkpoint stays, far away, as the safety valve: 200 starts never reach it.
+    expect(store.database.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
+    // Pages reach the database file only through a checkpoint: the thread's.
+    await waitFor(async () => statSync(filename).size > before || null, 'the checkpoint thread to copy the log', 5000);
+  });
+
+  it('leaves the log to the commits with checkpointMs 0, as SQLite alone does', async () => {
+    const filename = file();
+    const store = sqliteStore({ filename, checkpointMs: 0 });
+    const { before } = await startMany(store, filename, 200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statSync(filename).size).toBe(before);
+  });
+
+  it('stops its checkpoint thread when the last queue closes', async () => {
+    const filename = file();
+    const database = new Database(filename);
+    cleanups.push(() => database.close());
+    const { queue } = await startMany(sqliteStore({ database, checkpointMs: 20 }), filename, 20);
+    await queue.close();
+    // The application's connection stays open (the store did not open it) and writes on, with no automatic
+    // checkpoint of its own: only a thread left running would copy its log into the file.
+    database.pragma('wal_autocheckpoint = 0');
+    database.exec('CREATE TABLE app_rows (x TEXT)');
+    const before = statSync(filename).size;
+    const insert = database.prepare('INSERT INTO app_rows VALUES (?)');
+    for (let i = 0; i < 200; i++) insert.run('y'.repeat(500));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statSync(filename).size).toBe(before);
   });
 });
