@@ -37,23 +37,44 @@ parentPort.on('message', (message) => {
  * checkpoint stays as the safety valve; with this thread ahead of it, it finds little or nothing left to copy.
  */
 export class Checkpointer {
-  private readonly worker: Worker;
-  private readonly exited: Promise<void>;
+  private worker: Worker | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly starting: NodeJS.Timeout;
 
-  constructor(filename: string, intervalMs: number) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(SOURCE, { eval: true, workerData: { filename, driver, intervalMs } });
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    // A thread that fails (a file it cannot open, a driver it cannot load) only leaves the automatic checkpoint.
-    this.worker.on('error', () => undefined);
-    this.worker.unref();
+  /**
+   * The thread starts one interval after the store opens: a short-lived process (a CLI command, a cold start that
+   * runs one page) exits before and never pays for a thread it would not use.
+   */
+  constructor(
+    private readonly filename: string,
+    private readonly intervalMs: number,
+  ) {
+    this.starting = setTimeout(() => this.start(), intervalMs);
+    this.starting.unref();
   }
 
-  /** Stops the thread and closes its connection. */
+  private start(): void {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(SOURCE, {
+      eval: true,
+      workerData: { filename: this.filename, driver, intervalMs: this.intervalMs },
+    });
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    // A thread that fails (a file it cannot open, a driver it cannot load) only leaves the automatic checkpoint.
+    worker.on('error', () => undefined);
+    worker.unref();
+    this.worker = worker;
+  }
+
+  /** Stops the thread (or its start) and closes its connection. */
   async close(): Promise<void> {
+    clearTimeout(this.starting);
+    const worker = this.worker;
+    this.worker = null;
+    if (worker === null) return;
     // Referenced again so that the process waits for the thread to close its connection and exit.
-    this.worker.ref();
-    this.worker.postMessage('close');
+    worker.ref();
+    worker.postMessage('close');
     await this.exited;
   }
 }

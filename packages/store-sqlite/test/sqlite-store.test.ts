@@ -249,7 +249,9 @@ describe('sqliteStore', () => {
     const filename = file();
     const database = new Database(filename);
     cleanups.push(() => database.close());
-    const { queue } = await startMany(sqliteStore({ database, checkpointMs: 20 }), filename, 20);
+    const { before: first, queue } = await startMany(sqliteStore({ database, checkpointMs: 20 }), filename, 200);
+    // The thread is running: it has copied the starts' pages into the file.
+    await waitFor(async () => statSync(filename).size > first || null, 'the checkpoint thread to copy the log', 5000);
     await queue.close();
     // The application's connection stays open (the store did not open it) and writes on, with no automatic
     // checkpoint of its own: only a thread left running would copy its log into the file.
