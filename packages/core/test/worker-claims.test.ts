@@ -45,15 +45,30 @@ describe('the worker loop', () => {
     }
   });
 
-  it('does not claim again after a claim that took fewer runs than it asked for', async () => {
-    const store = memoryStore();
-    const definition = { name: 'partial', version: '1' };
+  /** A producer that started three runs of `name` on `store`, and a consumer of them (closed by `finish`). */
+  async function threeRunsAndConsumer(store: Store, consumerStore: Store, name: string, concurrency: number) {
+    const definition = { name, version: '1' };
     const producer = createQueue({ store, runtime: { mode: 'producer' } });
     const task = producer.define(definition);
     await producer.ready();
     const runIds = [];
     for (let i = 0; i < 3; i++) runIds.push((await task.start({ query: i })).runId);
+    // A poll far longer than the test: every claim after the first comes from the loop itself.
+    const consumer = createQueue({
+      store: consumerStore,
+      runtime: { mode: 'consumer', concurrency },
+      protocol: { pollMs: 60_000 },
+    });
+    consumer.define(definition, { execute: (ctx) => ctx.end() });
+    const finish = async () => {
+      await consumer.close();
+      await producer.close();
+    };
+    return { task, runIds, consumer, finish };
+  }
 
+  it('does not claim again after a claim that took fewer runs than it asked for', async () => {
+    const store = memoryStore();
     let claims = 0;
     const counting: Store = Object.assign(Object.create(store) as Store, {
       claimDue(request: SelectRequest) {
@@ -61,13 +76,7 @@ describe('the worker loop', () => {
         return store.claimDue(request);
       },
     });
-    // A poll far longer than the test: any claim after the first comes from the loop itself.
-    const consumer = createQueue({
-      store: counting,
-      runtime: { mode: 'consumer', concurrency: 8 },
-      protocol: { pollMs: 60_000 },
-    });
-    consumer.define(definition, { execute: (ctx) => ctx.end() });
+    const { task, runIds, consumer, finish } = await threeRunsAndConsumer(store, counting, 'partial', 8);
     try {
       await consumer.ready();
       for (const runId of runIds) await waitForStatus(task, runId, 'success');
@@ -76,32 +85,19 @@ describe('the worker loop', () => {
       // three settled pages do not wake it while slots are free.
       expect(claims).toBe(1);
     } finally {
-      await consumer.close();
-      await producer.close();
+      await finish();
     }
   });
 
   it('wakes a loop whose every slot is taken as soon as a page settles', async () => {
     const store = memoryStore();
-    const definition = { name: 'full', version: '1' };
-    const producer = createQueue({ store, runtime: { mode: 'producer' } });
-    const task = producer.define(definition);
-    await producer.ready();
-    const runIds = [];
-    for (let i = 0; i < 3; i++) runIds.push((await task.start({ query: i })).runId);
-    // One slot and a poll far longer than the test: each next claim can only come from the settled page's wake.
-    const consumer = createQueue({
-      store,
-      runtime: { mode: 'consumer', concurrency: 1 },
-      protocol: { pollMs: 60_000 },
-    });
-    consumer.define(definition, { execute: (ctx) => ctx.end() });
+    // One slot: each next claim can only come from the settled page's wake.
+    const { task, runIds, consumer, finish } = await threeRunsAndConsumer(store, store, 'full', 1);
     try {
       await consumer.ready();
       for (const runId of runIds) await waitForStatus(task, runId, 'success', 5_000);
     } finally {
-      await consumer.close();
-      await producer.close();
+      await finish();
     }
   });
 });

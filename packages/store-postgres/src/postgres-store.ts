@@ -43,7 +43,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session, writeInOneMessage } from './session.js';
+import { BEGIN, compose, type Session, sendParts, writeInOneMessage } from './session.js';
 import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
@@ -229,13 +229,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     const outcome = new OutcomeTracker();
     try {
       return await session(async (send) => {
-        let at: number[] = [];
-        const selected = await send((prepared) => {
-          const message = compose(prepared, [...BEGIN, ...selects]);
-          at = message.at.slice(BEGIN.length);
-          return message;
-        });
-        const candidates = at.flatMap((index) => (selected[index]?.rows ?? []) as RunRow[]);
+        const selected = await sendParts(send, [...BEGIN, ...selects]);
+        const candidates = selected.slice(BEGIN.length).flat() as RunRow[];
         const writes = planCandidates(request, candidates);
         outcome.committing();
         if (writes.length === 0) {
@@ -450,15 +445,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
         for (const read of reads) dues.push((await rows<{ due: unknown }>(live(), read))[0]?.due);
       } else {
         // After every claim that left slots free: one message of prepared reads, not one planned query per task.
-        let at: number[] = [];
-        const results = await session((send) =>
-          send((prepared) => {
-            const message = compose(prepared, reads.map(preparedCall));
-            at = message.at;
-            return message;
-          }),
-        );
-        for (const index of at) dues.push((results[index]?.rows[0] as { due: unknown } | undefined)?.due);
+        const results = await session((send) => sendParts(send, reads.map(preparedCall)));
+        for (const rows of results) dues.push((rows[0] as { due: unknown } | undefined)?.due);
       }
       let earliest: number | null = null;
       for (const value of dues) {

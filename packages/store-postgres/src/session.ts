@@ -50,6 +50,20 @@ export function compose(
 }
 
 /**
+ * Sends `parts` (plain statements and prepared calls) as one message on `send`, and answers the rows of each part,
+ * in order: the `PREPARE`s a connection still needs are left out.
+ */
+export async function sendParts(send: Send, parts: readonly (string | PreparedCall)[]): Promise<unknown[][]> {
+  let at: number[] = [];
+  const results = await send((prepared) => {
+    const message = compose(prepared, parts);
+    at = message.at;
+    return message;
+  });
+  return at.map((index) => results[index]?.rows ?? []);
+}
+
+/**
  * Sends `BEGIN`, one prepared write, the `after` statements (notifications) and `COMMIT` as one message: a whole
  * transaction in one round trip. Answers the `run_id`s the write returned.
  */
@@ -58,13 +72,6 @@ export async function writeInOneMessage(
   write: PreparedCall,
   after: readonly string[],
 ): Promise<Set<string>> {
-  let at = 0;
-  const results = await session((send) =>
-    send((prepared) => {
-      const message = compose(prepared, [...BEGIN, write, ...after, 'COMMIT']);
-      at = message.at[BEGIN.length] as number;
-      return message;
-    }),
-  );
-  return new Set(((results[at]?.rows ?? []) as { run_id: string }[]).map((row) => row.run_id));
+  const rows = await session((send) => sendParts(send, [...BEGIN, write, ...after, 'COMMIT']));
+  return new Set(((rows[BEGIN.length] ?? []) as { run_id: string }[]).map((row) => row.run_id));
 }
