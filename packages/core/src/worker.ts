@@ -123,12 +123,13 @@ export class WorkerLoop {
               return write;
             },
           });
-          // Only the runs the store answers were written: a plan it made for a row that had moved is not a claim.
-          for (const claimedRun of claimedRuns) {
-            const write = planned.get(claimedRun.runId);
+          // Only the runs the store answers were written: a plan it made for a row that had moved is not a claim. The
+          // page executes the run as the store answers it, the row as written (a store may have planned on part of
+          // a row and read the rest back with the write).
+          for (const run of claimedRuns) {
+            const write = planned.get(run.runId);
             if (write === undefined) continue;
             engine.written(write);
-            const run = write.run;
             if (run.status !== 'running' || run.lease?.owner !== actor) continue;
             const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
             if (!task) continue;

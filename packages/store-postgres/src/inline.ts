@@ -44,11 +44,12 @@ export interface PreparedCall {
  */
 export function preparedCall({ text, params }: Statement): PreparedCall {
   const name = `docket_${hash(text)}`;
-  return {
-    name,
-    prepare: `PREPARE ${name} AS ${text}`,
-    execute: params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map(literal).join(', ')})`,
-  };
+  return { name, prepare: `PREPARE ${name} AS ${text}`, execute: executeText(name, params) };
+}
+
+/** `EXECUTE name(literals)`: one call of the prepared statement `name` with `params`. */
+export function executeText(name: string, params: readonly unknown[]): string {
+  return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map(literal).join(', ')})`;
 }
 
 /** A short stable hash of a statement's text (FNV-1a, 32 bits, twice with different seeds). */

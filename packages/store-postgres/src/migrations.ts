@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DocketError } from '@docket/core';
 import { sql } from 'drizzle-orm';
@@ -48,28 +47,4 @@ export async function applyMigrations(db: PgDatabase<PgQueryResultHKT, any>, sch
       );
     }
   });
-}
-
-/**
- * The installation's key for sealed notifications (see hints.ts): read if the schema has one, else made
- * (`ON CONFLICT DO NOTHING`, then read back, so all processes of a schema hold the same key).
- */
-// biome-ignore lint/suspicious/noExplicitAny: any drizzle PG database.
-export async function notifyKey(db: PgDatabase<PgQueryResultHKT, any>, schema: string): Promise<Buffer> {
-  const table = sql.raw(`"${schema}"."docket_settings"`);
-  const read = async () => {
-    const result = (await db.execute(sql`SELECT value FROM ${table} WHERE key = 'notify_key'`)) as unknown as {
-      rows: { value: string }[];
-    };
-    const value = result.rows[0]?.value;
-    return value === undefined ? null : Buffer.from(value, 'base64');
-  };
-  const found = await read();
-  if (found !== null) return found;
-  await db.execute(
-    sql`INSERT INTO ${table} (key, value) VALUES ('notify_key', ${randomBytes(32).toString('base64')}) ON CONFLICT DO NOTHING`,
-  );
-  const made = await read();
-  if (made === null) throw new Error('internal: no notify_key after inserting one');
-  return made;
 }

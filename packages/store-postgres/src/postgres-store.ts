@@ -29,10 +29,11 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { ClaimHints, startPayload } from './hints.js';
+import { claimableFromHint, hintedClaimCall, UNKNOWN_TO_A_HINT } from './hinted-claim.js';
+import { ClaimHints, type HintedRow, startPayload } from './hints.js';
 import { notifyText, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
-import { applyMigrations, notifyKey } from './migrations.js';
+import { applyMigrations } from './migrations.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -43,7 +44,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session, sendParts, writeInOneMessage } from './session.js';
+import { BEGIN, compose, type Session, sendParts, writeRowsInOneMessage } from './session.js';
 import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
@@ -116,9 +117,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
-  /** The key that seals start notifications (read at `open()`). */
-  let sealKey: Buffer | null = null;
-  const hints = new ClaimHints(() => sealKey, channel);
+  const hints = new ClaimHints();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -160,13 +159,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       return value;
     });
   };
-  const startGrouped = startBatcher(
-    tables,
-    transaction,
-    () => connection?.session,
-    live,
-    (namespace, rows) => (sealKey === null ? namespace : startPayload(sealKey, channel, namespace, rows)),
-  );
+  const startGrouped = startBatcher(tables, transaction, () => connection?.session, live, startPayload);
   const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.session);
 
   /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
@@ -248,20 +241,24 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   }
 
   /**
-   * A claim in one round trip, of runs whose rows a start's notification carried (see `ClaimHints`): core plans each
-   * on that row, and the guarded write lands only where the row is unchanged and unlocked. Answers the runs it
-   * claimed; a hint that missed costs this one trip, and the ordinary claim follows.
+   * A claim in one round trip, of runs whose rows a start's notification carried (see `ClaimHints`). Core plans each
+   * on the hinted row, and the write lands only where every hinted column still holds what the hint said and no
+   * other transaction holds the row: the server checks the hint, so a forged or stale one claims nothing. A hint
+   * carries none of the application's columns (query, state, ...), so the write answers the whole rows it wrote and
+   * those are the claimed runs. A hint that missed costs this one trip, and the ordinary claim follows.
    */
-  async function claimHinted(session: Session, request: SelectRequest, hinted: RunRow[]): Promise<RunRecord[]> {
-    const writes = planCandidates(request, hinted);
+  async function claimHinted(session: Session, request: SelectRequest, hinted: HintedRow[]): Promise<RunRecord[]> {
+    const byId = new Map(hinted.map((row) => [row.run_id, row]));
+    const rows = hinted.map((row) => ({ ...row, ...UNKNOWN_TO_A_HINT }));
+    const writes = planCandidates(request, rows).filter(({ current, write }) => claimableFromHint(current, write));
     if (writes.length === 0) return [];
-    const write = preparedCall(runWritesStatement(tables, writes, { skipLocked: true }));
-    const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
+    const write = hintedClaimCall(tables, writes, byId);
     const outcome = new OutcomeTracker();
     outcome.committing();
     try {
-      const landed = await writeInOneMessage(session, write, notify);
-      return writes.filter((w) => landed.has(w.current.runId)).map((w) => w.write.run);
+      // A claim leaves no run claimable and no callback event: it notifies nobody.
+      const written = (await writeRowsInOneMessage(session, write, [])) as RunRow[];
+      return written.map(rowToRun);
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});
     }
@@ -285,8 +282,6 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       }
       try {
         await applyMigrations(connection.db, schema);
-        // Without the key (a role that may not write the settings table) workers claim the ordinary way.
-        sealKey = await notifyKey(connection.db, schema).catch(() => null);
       } catch (error) {
         const db = connection;
         connection = null;

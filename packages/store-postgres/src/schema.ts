@@ -139,8 +139,8 @@ export const docketCommands = pgTable(
 );
 
 /**
- * Values one installation shares among its processes. `notify_key`: the AES-256-GCM key that seals the rows a
- * start's notification carries (see hints.ts), readable by exactly the roles that can read the runs themselves.
+ * Values one installation shares among its processes. Empty today: it held the key that sealed start notifications
+ * until those stopped carrying application data (see hints.ts); a key left there by an earlier version is unused.
  */
 export const docketSettings = pgTable('docket_settings', {
   key: text('key').primaryKey(),

@@ -65,13 +65,23 @@ export async function sendParts(send: Send, parts: readonly (string | PreparedCa
 
 /**
  * Sends `BEGIN`, one prepared write, the `after` statements (notifications) and `COMMIT` as one message: a whole
- * transaction in one round trip. Answers the `run_id`s the write returned.
+ * transaction in one round trip. Answers the rows the write returned.
  */
+export async function writeRowsInOneMessage(
+  session: Session,
+  write: PreparedCall,
+  after: readonly string[],
+): Promise<unknown[]> {
+  const rows = await session((send) => sendParts(send, [...BEGIN, write, ...after, 'COMMIT']));
+  return rows[BEGIN.length] ?? [];
+}
+
+/** `writeRowsInOneMessage` for a write that returns `run_id`s: answers them. */
 export async function writeInOneMessage(
   session: Session,
   write: PreparedCall,
   after: readonly string[],
 ): Promise<Set<string>> {
-  const rows = await session((send) => sendParts(send, [...BEGIN, write, ...after, 'COMMIT']));
-  return new Set(((rows[BEGIN.length] ?? []) as { run_id: string }[]).map((row) => row.run_id));
+  const rows = (await writeRowsInOneMessage(session, write, after)) as { run_id: string }[];
+  return new Set(rows.map((row) => row.run_id));
 }

@@ -1,17 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { createQueue, type RunRow, type SelectRequest, transition } from '@docket/core';
 import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClaimHints, seal, startPayload } from '../src/hints.js';
+import { ClaimHints, HINTED, startPayload, WITHHELD } from '../src/hints.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { DATABASE_URL, freshSchema } from './helpers.js';
 
 const TASK = { name: 'hinted', version: '1' };
-const KEY = randomBytes(32);
-const CHANNEL = 'docket_hinted';
-/** A start payload sealed with `KEY` for `CHANNEL`. */
-const payload = (rows: RunRow[]) => startPayload(KEY, CHANNEL, 'default', rows);
+/** A start payload for namespace `default`. */
+const payload = (rows: RunRow[]) => startPayload('default', rows);
 
 /** A claim request for `TASK` whose plan claims for worker `w` and counts the rows it was shown. */
 function claimRequest(now = Date.now()): SelectRequest & { shown: string[] } {
@@ -30,49 +27,59 @@ function claimRequest(now = Date.now()): SelectRequest & { shown: string[] } {
   };
 }
 
-/** A row as a start notification carries it, with only the fields the hints look at set. */
+/** A whole run row (as the start's statement writes it), with only the fields the hints look at chosen. */
 const row = (runId: string, patch: Partial<RunRow> = {}) =>
   ({
+    ...Object.fromEntries(HINTED.map((column) => [column, null])),
     run_id: runId,
     namespace: 'default',
     task_name: TASK.name,
     task_version: TASK.version,
     claim_due_at: 1_000,
+    query: '{"secret":"swordfish"}',
+    state: null,
+    error: null,
+    idempotency_key: 'order-17',
+    input_hash: 'abc123',
+    trigger_event: null,
     ...patch,
   }) as RunRow;
 
 describe('ClaimHints', () => {
-  it('keeps the rows of a payload sealed with its key, and ignores bare namespaces, garbage and forgeries', () => {
-    const hints = new ClaimHints(
-      () => KEY,
-      CHANNEL,
-      () => 0,
-    );
-    const rows = [row('a'), row('b')];
+  it('keeps the hinted columns of a start payload, and ignores bare namespaces, garbage and rows missing a column', () => {
+    const hints = new ClaimHints(() => 0);
+    const sent = payload([row('a'), row('b')]);
     hints.note('default');
-    hints.note('k1:not base64 at all');
-    // Rows in the clear, sealed with another key, sealed for another channel, tampered with: none is trusted.
-    hints.note(JSON.stringify({ namespace: 'default', rows }));
-    hints.note(startPayload(randomBytes(32), CHANNEL, 'default', rows));
-    hints.note(startPayload(KEY, 'docket_elsewhere', 'default', rows));
-    const sealed = payload(rows);
-    const flipped = Buffer.from(sealed.slice(3), 'base64');
-    flipped[flipped.length - 1] = (flipped[flipped.length - 1] as number) ^ 1;
-    hints.note(`k1:${flipped.toString('base64')}`);
-    // A key not yet loaded trusts nothing either.
-    new ClaimHints(() => null, CHANNEL).note(sealed);
+    hints.note('h1:not json at all');
+    hints.note('h1:{"rows":"no"}');
+    const { rows } = JSON.parse(sent.slice(3)) as { rows: Record<string, unknown>[] };
+    const lacking: Record<string, unknown> = { ...rows[0], run_id: 'lacking' };
+    delete lacking.revision;
+    hints.note(`h1:${JSON.stringify({ namespace: 'default', rows: [lacking, null, 'x'] })}`);
     expect(hints.size).toBe(0);
-    hints.note(sealed);
+    hints.note(sent);
     expect(hints.size).toBe(2);
-    expect(seal(KEY, CHANNEL, 'x')).not.toBe(seal(KEY, CHANNEL, 'x'));
+    // A payload that carries more (an application column, an unknown one) is kept as the hinted columns only.
+    const more = { ...rows[0], run_id: 'more', query: '{"forged":true}', extra: 1 };
+    hints.note(`h1:${JSON.stringify({ namespace: 'default', rows: [more] })}`);
+    const taken = hints.take({ ...claimRequest(2_000), limit: 8 });
+    expect(taken.map((r) => r.run_id)).toEqual(['a', 'b', 'more']);
+    expect(Object.keys(taken[2] as object)).toEqual([...HINTED]);
+  });
+
+  it('carries no application column of a run: no query, state, error, idempotency key or input hash', () => {
+    const sent = payload([row('a')]);
+    expect(sent.startsWith('h1:')).toBe(true);
+    expect(sent).not.toContain('swordfish');
+    expect(sent).not.toContain('order-17');
+    expect(sent).not.toContain('abc123');
+    const [carried] = (JSON.parse(sent.slice(3)) as { rows: Record<string, unknown>[] }).rows;
+    for (const column of WITHHELD) expect(carried).not.toHaveProperty(column);
+    expect(Object.keys(carried as object)).toEqual([...HINTED]);
   });
 
   it('hands out only rows the request could claim, oldest first, up to its limit, and forgets what it hands out', () => {
-    const hints = new ClaimHints(
-      () => KEY,
-      CHANNEL,
-      () => 0,
-    );
+    const hints = new ClaimHints(() => 0);
     const rows = [
       row('other-namespace', { namespace: 'elsewhere' }),
       row('other-task', { task_name: 'another' }),
@@ -92,11 +99,7 @@ describe('ClaimHints', () => {
 
   it('drops rows older than two seconds and keeps at most 512', () => {
     let now = 0;
-    const hints = new ClaimHints(
-      () => KEY,
-      CHANNEL,
-      () => now,
-    );
+    const hints = new ClaimHints(() => now);
     hints.note(payload([row('old')]));
     now = 2_001;
     expect(hints.take(claimRequest(2_001))).toEqual([]);
@@ -109,12 +112,12 @@ describe('ClaimHints', () => {
     expect(hints.take({ ...claimRequest(2_001), limit: 1 })[0]?.run_id).toBe('r88');
   });
 
-  it('sends the bare namespace when the sealed rows would not fit in a notification', () => {
-    expect(payload([row('big', { query: 'x'.repeat(6_000) })])).toBe('default');
-    const small = payload([row('small', { query: '"secret"' })]);
-    expect(small.startsWith('k1:')).toBe(true);
-    expect(small).not.toContain('secret');
-    expect(small.length).toBeLessThanOrEqual(7_000);
+  it('sends the bare namespace when the rows would not fit in a notification', () => {
+    const many = Array.from({ length: 40 }, (_, i) => row(`r${i}`, { policy: 'p'.repeat(200) }));
+    expect(payload(many)).toBe('default');
+    expect(payload(many.slice(0, 2)).length).toBeLessThanOrEqual(7_000);
+    // The query does not count: it never travels.
+    expect(payload([row('big', { query: JSON.stringify('x'.repeat(6_000)) })]).startsWith('h1:')).toBe(true);
   });
 });
 
@@ -139,7 +142,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
   }
 
   /** A producer queue and `workers` stores on a fresh schema, each worker store on a pool that logs its queries. */
-  async function setup(workers: number) {
+  async function setup(workers: number, definition: { name: string; version: string; events?: 'failure'[] } = TASK) {
     const schema = freshSchema();
     const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
     cleanups.push(async () => {
@@ -150,7 +153,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
       store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
       runtime: { mode: 'producer' },
     });
-    const task = producer.define(TASK);
+    const task = producer.define(definition);
     await producer.ready();
     cleanups.push(async () => {
       await producer.close();
@@ -210,6 +213,43 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     expect((await task.get(runId))?.status).toBe('running');
   });
 
+  it('hands the handler the query the claim read back: a worker queue executes a hinted claim with the real row', async () => {
+    const { task, schema } = await setup(0);
+    const log: string[] = [];
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { text?: string };
+        log.push(typeof first === 'string' ? first : (first?.text ?? ''));
+        return query(...args);
+      };
+    });
+    const seen: unknown[] = [];
+    const consumer = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'consumer' } });
+    consumer.define(TASK, {
+      execute(ctx) {
+        seen.push({ query: ctx.query, runId: ctx.runId });
+        return ctx.end();
+      },
+    });
+    cleanups.push(async () => {
+      await consumer.close();
+      await pool.end();
+    });
+    await consumer.ready();
+    await waitFor(() => log.some((text) => text.startsWith('LISTEN')), 'the consumer to listen');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    log.length = 0;
+    const { runId } = await task.start({ query: { secret: 'swordfish' } });
+    await waitFor(() => seen.length > 0, 'the handler');
+    expect(seen).toEqual([{ query: { secret: 'swordfish' }, runId }]);
+    // Claimed from the hint: the first claim message is the hinted write, no locking select of candidates.
+    const claims = log.filter((text) => text.includes('FOR UPDATE SKIP LOCKED'));
+    expect(claims[0]).not.toContain('ORDER BY claim_due_at');
+    await waitFor(async () => (await task.get(runId))?.status === 'success', 'the run to succeed');
+  });
+
   it('does not claim a hinted run that changed since its start, and decides on the current row instead', async () => {
     const { task, stores, history } = await setup(1);
     const [worker] = stores as [(typeof stores)[0]];
@@ -233,63 +273,74 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     expect(await history(runId)).toEqual(['STARTED', 'CLAIMED']);
   });
 
-  it('claims a start too large for a notification payload the ordinary way', async () => {
+  it('claims starts too many for one notification payload the ordinary way', async () => {
     const { task, stores, history } = await setup(1);
     const [worker] = stores as [(typeof stores)[0]];
-    const { runId } = await task.start({ query: { pad: 'x'.repeat(8_000) } });
+    // Concurrent starts share one insert and one notification; 40 rows do not fit in its payload.
+    const started = await Promise.all(Array.from({ length: 40 }, (_, n) => task.start({ query: { n } })));
     await waitFor(() => worker.notified() > 0, 'the start notification');
     worker.log.length = 0;
     const claimed = await worker.store.claimDue(claimRequest());
-    expect(claimed.map((run) => run.runId)).toEqual([runId]);
+    expect(claimed).toHaveLength(8);
     expect(worker.log.some((text) => text.includes('ORDER BY claim_due_at'))).toBe(true);
-    expect(await history(runId)).toEqual(['STARTED', 'CLAIMED']);
+    expect(await history(claimed[0]?.runId as string)).toEqual(['STARTED', 'CLAIMED']);
+    expect(started.map((s) => s.runId)).toEqual(expect.arrayContaining(claimed.map((run) => run.runId)));
   });
 
-  it('seals the rows: a plain listener sees no query, and a forged notification is not trusted', async () => {
-    const { task, stores, admin, schema } = await setup(1);
+  it('sends no query to a plain listener, reads it back with the claim, and claims nothing from a forged hint', async () => {
+    const { task, stores, admin, schema, history } = await setup(1);
     const [worker] = stores as [(typeof stores)[0]];
     const channel = `docket_${schema}`;
     const heard = await listen(channel);
 
-    await task.start({ query: { secret: 'swordfish' } });
+    await task.start({ query: { secret: 'swordfish' }, idempotencyKey: 'order-17' });
     await waitFor(() => heard.length > 0 && worker.notified() > 0, 'the start notification');
-    expect(heard[0]?.startsWith('k1:')).toBe(true);
+    expect(heard[0]?.startsWith('h1:')).toBe(true);
     expect(heard.join()).not.toContain('swordfish');
-    expect((await worker.store.claimDue(claimRequest())).map((run) => run.query)).toEqual([{ secret: 'swordfish' }]);
+    expect(heard.join()).not.toContain('order-17');
+    worker.log.length = 0;
+    const [claimed] = await worker.store.claimDue(claimRequest());
+    expect(claimed?.query).toEqual({ secret: 'swordfish' });
+    expect(claimed?.idempotencyKey).toBe('order-17');
+    expect(claimed?.inputHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(worker.log).toHaveLength(1);
 
-    // A run too large for a sealed payload, then a forged notification that carries its row with another query.
-    const { runId } = await task.start({ query: { pad: 'x'.repeat(8_000) } });
+    // A forged hint for a real run that says its attempts may take one millisecond: the server's comparison refuses
+    // it, and the ordinary claim reads the real row.
+    const { runId } = await task.start({ query: { n: 2 } });
     await waitFor(() => worker.notified() > 1, 'the second start notification');
-    const [real] = (await admin.query(`SELECT * FROM "${schema}".docket_runs WHERE run_id = $1`, [runId])).rows;
-    const forged = JSON.stringify({ namespace: 'default', rows: [{ ...real, query: '{"forged":true}' }] });
-    await admin.query('SELECT pg_notify($1, $2)', [channel, forged]);
+    const real = heard.at(-1) as string;
+    const hint = JSON.parse(real.slice(3)) as { namespace: string; rows: Record<string, unknown>[] };
+    const policy = JSON.parse(hint.rows[0]?.policy as string) as { timeoutMs: number };
+    const forged = { ...hint, rows: [{ ...hint.rows[0], policy: JSON.stringify({ ...policy, timeoutMs: 1 }) }] };
+    await admin.query('SELECT pg_notify($1, $2)', [channel, `h1:${JSON.stringify(forged)}`]);
     await waitFor(() => worker.notified() > 2, 'the forged notification');
     worker.log.length = 0;
-    const claimed = await worker.store.claimDue(claimRequest());
-    expect(claimed.map((run) => run.runId)).toEqual([runId]);
-    expect(claimed[0]?.query).toEqual({ pad: 'x'.repeat(8_000) });
-    expect(worker.log.some((text) => text.includes('ORDER BY claim_due_at'))).toBe(true);
+    const again = await worker.store.claimDue(claimRequest());
+    expect(again.map((run) => run.runId)).toEqual([runId]);
+    expect(again[0]?.policy.timeoutMs).toBe(policy.timeoutMs);
+    // The hinted write, which landed nowhere, then the ordinary claim's select and write.
+    expect(worker.log).toHaveLength(3);
+    expect(worker.log[1]).toContain('ORDER BY claim_due_at');
+    expect(await history(runId)).toEqual(['STARTED', 'CLAIMED']);
   });
 
-  it('runs without claims from notifications when the store can neither read nor make the key', async () => {
-    const { admin, schema } = await setup(0);
-    await admin.query(`DROP TABLE "${schema}".docket_settings`);
-    const heard = await listen(`docket_${schema}`);
-    const queue = createQueue({
-      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
-      runtime: { mode: 'producer' },
+  it('leaves a hinted run whose claim would write a callback event (past its deadline) to the ordinary claim', async () => {
+    const { task, stores, admin, schema, history } = await setup(1, { ...TASK, events: ['failure'] });
+    const [worker] = stores as [(typeof stores)[0]];
+    const { runId } = await task.start({
+      query: { secret: 'swordfish' },
+      limits: { deadlineAt: new Date(Date.now() + 20).toISOString() },
     });
-    cleanups.push(async () => {
-      await queue.close();
-    });
-    const task = queue.define(TASK);
-    await queue.ready();
-    const { runId } = await task.start({ query: { n: 6 } });
-    await waitFor(() => heard.length > 0, 'the start notification');
-    expect(heard).toEqual(['default']);
-    const worker = postgresStore({ connectionString: DATABASE_URL as string, schema });
-    await worker.open();
-    cleanups.push(() => worker.close());
-    expect((await worker.claimDue(claimRequest())).map((run) => run.runId)).toEqual([runId]);
+    await waitFor(() => worker.notified() > 0, 'the start notification');
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    worker.log.length = 0;
+    const [cancelled] = await worker.store.claimDue(claimRequest());
+    expect(cancelled).toMatchObject({ runId, status: 'cancelled', reason: 'DEADLINE' });
+    // No hinted write (the plan carries a callback event, which holds the query): straight to the ordinary claim.
+    expect(worker.log[0]).toContain('ORDER BY claim_due_at');
+    expect(await history(runId)).toEqual(['STARTED', 'DEADLINE']);
+    const events = await admin.query(`SELECT kind, query FROM "${schema}".docket_events WHERE run_id = $1`, [runId]);
+    expect(events.rows).toEqual([{ kind: 'failure', query: '{"secret":"swordfish"}' }]);
   });
 });
