@@ -141,6 +141,20 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     return heard;
   }
 
+  /** A pool whose clients push the text of every query they send onto `log`. */
+  function loggingPool(log: string[]): pg.Pool {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { text?: string };
+        log.push(typeof first === 'string' ? first : (first?.text ?? ''));
+        return query(...args);
+      };
+    });
+    return pool;
+  }
+
   /** A producer queue and `workers` stores on a fresh schema, each worker store on a pool that logs its queries. */
   async function setup(workers: number, definition: { name: string; version: string; events?: 'failure'[] } = TASK) {
     const schema = freshSchema();
@@ -161,15 +175,7 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     const stores: { store: PostgresStore; log: string[]; notified: () => number }[] = [];
     for (let i = 0; i < workers; i++) {
       const log: string[] = [];
-      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-      pool.on('connect', (client) => {
-        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-        (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-          const first = args[0] as string | { text?: string };
-          log.push(typeof first === 'string' ? first : (first?.text ?? ''));
-          return query(...args);
-        };
-      });
+      const pool = loggingPool(log);
       const store = postgresStore({ pool, schema });
       await store.open();
       let notified = 0;
@@ -216,17 +222,14 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
   it('hands the handler the query the claim read back: a worker queue executes a hinted claim with the real row', async () => {
     const { task, schema } = await setup(0);
     const log: string[] = [];
-    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { text?: string };
-        log.push(typeof first === 'string' ? first : (first?.text ?? ''));
-        return query(...args);
-      };
-    });
+    const pool = loggingPool(log);
     const seen: unknown[] = [];
-    const consumer = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'consumer' } });
+    // A poll far away: the claim after the start can only come from its notification.
+    const consumer = createQueue({
+      store: postgresStore({ pool, schema }),
+      runtime: { mode: 'consumer' },
+      protocol: { pollMs: 600_000 },
+    });
     consumer.define(TASK, {
       execute(ctx) {
         seen.push({ query: ctx.query, runId: ctx.runId });
@@ -308,8 +311,8 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     // A forged hint for a real run that says its attempts may take one millisecond: the server's comparison refuses
     // it, and the ordinary claim reads the real row.
     const { runId } = await task.start({ query: { n: 2 } });
-    await waitFor(() => worker.notified() > 1, 'the second start notification');
-    const real = heard.at(-1) as string;
+    await waitFor(() => worker.notified() > 1 && heard.some((text) => text.includes(runId)), 'its notification');
+    const real = heard.find((text) => text.includes(runId)) as string;
     const hint = JSON.parse(real.slice(3)) as { namespace: string; rows: Record<string, unknown>[] };
     const policy = JSON.parse(hint.rows[0]?.policy as string) as { timeoutMs: number };
     const forged = { ...hint, rows: [{ ...hint.rows[0], policy: JSON.stringify({ ...policy, timeoutMs: 1 }) }] };
