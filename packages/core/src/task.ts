@@ -165,19 +165,24 @@ export function createBatchTask<Q, S>(
     const deadlineAtGiven =
       limits?.deadlineAt === undefined ? null : parseInstant(limits.deadlineAt, 'limits.deadlineAt', operation);
     const modelCalls = limits?.modelCalls ?? def.limits.modelCalls;
-    const inputHash = createHash('sha256')
-      .update(
-        canonicalJson({
-          definition: def.hash,
-          query,
-          trigger: storedTrigger,
-          limits: {
-            modelCalls: limits?.modelCalls ?? null,
-            deadlineAt: deadlineAtGiven === null ? null : iso(deadlineAtGiven),
-          },
-        }),
-      )
-      .digest('hex');
+    // Only a start with an idempotency key is ever compared with another, so only it pays for the hash (SHA-256 of
+    // canonical JSON, 30 µs on the path to the start's message here).
+    const inputHash =
+      idempotencyKey === undefined
+        ? ''
+        : createHash('sha256')
+            .update(
+              canonicalJson({
+                definition: def.hash,
+                query,
+                trigger: storedTrigger,
+                limits: {
+                  modelCalls: limits?.modelCalls ?? null,
+                  deadlineAt: deadlineAtGiven === null ? null : iso(deadlineAtGiven),
+                },
+              }),
+            )
+            .digest('hex');
     const now = engine.now();
     const deadlineAt = deadlineAtGiven ?? (def.limits.deadlineMs === null ? null : now + def.limits.deadlineMs);
     const runId = newRunId(now);

@@ -131,7 +131,10 @@ export interface RunRecord {
   modelCallLimit: number | null;
   modelCallsUsed: number;
   idempotencyKey: string | null;
-  /** Canonical hash of what the idempotency key promises: query, trigger, limits and definition hash. */
+  /**
+   * Canonical hash of what the idempotency key promises: query, trigger, limits and definition hash (SHA-256, hex).
+   * Empty for a run started without an idempotency key: nothing is ever compared with it.
+   */
   inputHash: string;
   policy: RetryPolicy;
   events: CallbackKind[];

@@ -114,15 +114,16 @@ async function insertInOneTrip(
   outcome: OutcomeTracker,
   payload: (namespace: string, rows: RunRow[]) => string,
 ): Promise<Set<string>> {
-  const insert = preparedCall(insertRunsStatement(tables, requests));
+  const runs = requests.map((r) => runParams(r.run));
+  const insert = preparedCall(insertRunsStatement(tables, requests, runs));
   // Each namespace with new pending runs is notified once, with the rows themselves when they fit (see hints.ts).
   const pending = new Map<string, RunRow[]>();
-  for (const { run } of requests) {
-    if (run.status !== 'pending') continue;
+  requests.forEach(({ run }, index) => {
+    if (run.status !== 'pending') return;
     const rows = pending.get(run.namespace) ?? [];
-    rows.push(runParams(run));
+    rows.push(runs[index] as RunRow);
     pending.set(run.namespace, rows);
-  }
+  });
   const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, payload(ns, rows)));
   outcome.committing();
   return writeInOneMessage(session, insert, notify);

@@ -43,9 +43,19 @@ export interface PreparedCall {
  * which is most of the cost of a small batch.
  */
 export function preparedCall({ text, params }: Statement): PreparedCall {
-  const name = `docket_${hash(text)}`;
-  return { name, prepare: `PREPARE ${name} AS ${text}`, execute: executeText(name, params) };
+  let named = names.get(text);
+  if (named === undefined) {
+    const name = `docket_${hash(text)}`;
+    named = { name, prepare: `PREPARE ${name} AS ${text}` };
+    // A few dozen texts recur (one per statement and set of columns); anything past this is not worth keeping.
+    if (names.size >= 1_000) names.clear();
+    names.set(text, named);
+  }
+  return { ...named, execute: executeText(named.name, params) };
 }
+
+/** Names and `PREPARE` texts of the statement texts seen, so a text that recurs is not hashed again. */
+const names = new Map<string, Omit<PreparedCall, 'execute'>>();
 
 /** `EXECUTE name(literals)`: one call of the prepared statement `name` with `params`. */
 export function executeText(name: string, params: readonly unknown[]): string {

@@ -179,31 +179,38 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
   }
 }
 
-/** The one statement behind `insertRuns`: it answers the ids it inserted. */
-export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): Statement {
-  const params = new Params();
-  const runs = recordset(
-    params,
-    docketRuns,
-    requests.map((r) => runParams(r.run)),
-    'v',
-  );
-  const history = recordset(
-    params,
-    docketHistory,
-    requests.map((r) => historyParams(r.run.runId, r.history)),
-    'x',
-  );
-  return {
-    text: `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
+/**
+ * The one statement behind `insertRuns`: it answers the ids it inserted. `runs` are the requests' rows when the
+ * caller has them already (a start's notification carries them too).
+ */
+export function insertRunsStatement(
+  tables: Tables,
+  requests: readonly CreateRunRequest[],
+  runs: readonly RunRow[] = requests.map((r) => runParams(r.run)),
+): Statement {
+  const history = requests.map((r) => historyParams(r.run.runId, r.history));
+  return { text: insertRunsText(tables), params: [JSON.stringify(runs), JSON.stringify(history)] };
+}
+
+/** `insertRunsStatement`'s text for each set of tables: it depends on nothing else, so it is written once. */
+const insertTexts = new Map<string, string>();
+
+function insertRunsText(tables: Tables): string {
+  let text = insertTexts.get(tables.runs);
+  if (text === undefined) {
+    const params = new Params();
+    const runs = recordset(params, docketRuns, [], 'v');
+    const history = recordset(params, docketHistory, [], 'x');
+    text = `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
         SELECT ${columnList(docketRuns, 'v.')} FROM ${runs}
         ON CONFLICT DO NOTHING RETURNING run_id),
       h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
         SELECT ${columnList(docketHistory, 'x.')} FROM ${history}
         WHERE x.run_id IN (SELECT run_id FROM ins))
-      SELECT run_id FROM ins`,
-    params: params.values,
-  };
+      SELECT run_id FROM ins`;
+    insertTexts.set(tables.runs, text);
+  }
+  return text;
 }
 
 /**

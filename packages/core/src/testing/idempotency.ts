@@ -58,6 +58,10 @@ export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
       const b = await task.start({ query: { n: 1 } });
       expect(a.runId).not.toBe(b.runId);
       expect(a.created && b.created).toBe(true);
+      // Nothing is ever compared with a keyless run's input, so it stores no hash; a keyed run stores SHA-256 hex.
+      expect((await h.store.getRun('default', a.runId))?.inputHash).toBe('');
+      const keyed = await task.start({ query: { n: 1 }, idempotencyKey: 'hashed' });
+      expect((await h.store.getRun('default', keyed.runId))?.inputHash).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it('canonicalises the query: key order does not make another input', async () => {
