@@ -1,9 +1,10 @@
 import { historyParams, type RunRecord, type RunRow, type RunWrite, runChanges, runColumn } from '@docket/core';
 import { HINTED, type HintedRow } from './hints.js';
-import { executeText, type PreparedCall, preparedCall } from './inline.js';
-import { columnList, columnsOf } from './recordsets.js';
+import { type PreparedCall, preparedCall } from './inline.js';
+import { columnList, columnsOf, recordset } from './recordsets.js';
 import type { PendingWrite, Tables } from './run-writes.js';
 import { docketHistory, docketRuns } from './schema.js';
+import { Params } from './statement.js';
 
 /** What a hinted row stands in for the columns a hint does not carry, until the claim reads them back. */
 export const UNKNOWN_TO_A_HINT = {
@@ -38,13 +39,13 @@ export function claimableFromHint(current: RunRecord, write: RunWrite): boolean 
 const VERIFIED = HINTED.filter((column) => column !== 'run_id');
 const TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 /** The statement text for each set of written columns (a claim of a pending run writes the same set every time). */
-const texts = new Map<string, Omit<PreparedCall, 'execute'>>();
+const texts = new Map<string, string>();
 
 /**
  * The one statement of a hinted claim: each row is written only where every hinted column still holds what its hint
  * said and no other transaction holds it (`SKIP LOCKED`), with its history; it answers the whole rows written, which
  * carry the application's columns the hint left out. The text depends only on the columns written, so it is built
- * and named once; a call sends the rows as one JSON value and their ids.
+ * once; a call sends the rows as one JSON value, their ids, and their history as another JSON value.
  */
 export function hintedClaimCall(
   tables: Tables,
@@ -54,28 +55,27 @@ export function hintedClaimCall(
   const deltas = writes.map(({ current, write }) => runChanges(current, write.run));
   const written = [...new Set(deltas.flatMap((delta) => Object.keys(delta)))].filter((c) => c !== 'run_id').sort();
   const key = `${tables.runs}\n${written.join(',')}`;
-  let statement = texts.get(key);
-  if (statement === undefined) {
+  let text = texts.get(key);
+  if (text === undefined) {
+    const params = new Params();
     const defs = ['"run_id" text', ...VERIFIED.map((c) => `"h_${c}" ${TYPES.get(c)}`)]
       .concat(written.map((c) => `"${c}" ${TYPES.get(c)}`))
       .join(', ');
+    const rows = `json_to_recordset(${params.add(null, 'json')}) AS v(${defs})`;
+    const ids = params.add(null, 'text[]');
+    const history = recordset(params, docketHistory, [], 'x');
     const sets =
       written.length === 0 ? '"revision" = r."revision"' : written.map((c) => `"${c}" = v."${c}"`).join(', ');
     const guard = VERIFIED.map((c) => `r."${c}" IS NOT DISTINCT FROM v."h_${c}"`).join(' AND ');
-    const history = columnsOf(docketHistory)
-      .map((c) => `"${c.name}" ${c.type}`)
-      .join(', ');
-    const text = `WITH u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM json_to_recordset($1::json) AS v(${defs})
-        WHERE r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY($2::text[]) FOR UPDATE SKIP LOCKED)
+    text = `WITH u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${rows}
+        WHERE r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY(${ids}) FOR UPDATE SKIP LOCKED)
           AND r.run_id = v.run_id AND ${guard}
         RETURNING r.*),
       h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${columnList(docketHistory, 'x.')} FROM json_to_recordset($3::json) AS x(${history})
+        SELECT ${columnList(docketHistory, 'x.')} FROM ${history}
         WHERE x.run_id IN (SELECT run_id FROM u))
       SELECT * FROM u`;
-    const { name, prepare } = preparedCall({ text, params: [] });
-    statement = { name, prepare };
-    texts.set(key, statement);
+    texts.set(key, text);
   }
   const rows = writes.map(({ current, write }, index) => {
     const row: Record<string, unknown> = { run_id: current.runId };
@@ -88,5 +88,5 @@ export function hintedClaimCall(
   });
   const history = writes.flatMap(({ write }) => write.history.map((entry) => historyParams(write.run.runId, entry)));
   const ids = writes.map((w) => w.current.runId);
-  return { ...statement, execute: executeText(statement.name, [JSON.stringify(rows), ids, JSON.stringify(history)]) };
+  return preparedCall({ text, params: [JSON.stringify(rows), ids, JSON.stringify(history)] });
 }

@@ -58,7 +58,7 @@ export function preparedCall({ text, params }: Statement): PreparedCall {
 const names = new Map<string, Omit<PreparedCall, 'execute'>>();
 
 /** `EXECUTE name(literals)`: one call of the prepared statement `name` with `params`. */
-export function executeText(name: string, params: readonly unknown[]): string {
+function executeText(name: string, params: readonly unknown[]): string {
   return params.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${params.map(literal).join(', ')})`;
 }
 
