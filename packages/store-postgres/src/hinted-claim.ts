@@ -16,16 +16,20 @@ export const UNKNOWN_TO_A_HINT = {
   trigger_event: null,
 } satisfies Omit<RunRow, keyof HintedRow>;
 
+/** Whether a claim's write is a plain claim: the run goes `running` and no callback event is written. */
+export function isPlainClaim(write: RunWrite): boolean {
+  return write.run.status === 'running' && write.events.length === 0;
+}
+
 /**
- * Whether a write planned on a hinted row can be written from the hint: a plain claim (the run goes `running`, no
- * callback event, whose record would hold the query) that keeps every application value of the row it was planned on.
+ * Whether a write planned on a hinted row can be written from the hint: a plain claim (a callback event's record
+ * would hold the query) that keeps every application value of the row it was planned on.
  * Any other plan waits for the ordinary claim, which reads the whole row.
  */
 export function claimableFromHint(current: RunRecord, write: RunWrite): boolean {
   const next = write.run;
   return (
-    next.status === 'running' &&
-    write.events.length === 0 &&
+    isPlainClaim(write) &&
     next.query === current.query &&
     next.state === current.state &&
     next.error === current.error &&

@@ -29,7 +29,7 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { claimableFromHint, hintedClaimCall, UNKNOWN_TO_A_HINT } from './hinted-claim.js';
+import { claimableFromHint, hintedClaimCall, isPlainClaim, UNKNOWN_TO_A_HINT } from './hinted-claim.js';
 import { ClaimHints, type HintedRow, startPayload } from './hints.js';
 import { notifyText, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
@@ -44,7 +44,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session, sendParts, writeRowsInOneMessage } from './session.js';
+import { BEGIN, compose, type Session, sendParts, UNFLUSHED_COMMIT, writeRowsInOneMessage } from './session.js';
 import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
@@ -210,7 +210,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
 
   /**
    * A claim in two round trips on one connection: `BEGIN` and the locking selects, then (after core's plans) the
-   * writes, their notifications and `COMMIT`, all through statements prepared once per connection.
+   * writes, their notifications and `COMMIT`, all through statements prepared once per connection. A transaction of
+   * plain claims only does not wait for the server's flush (see `UNFLUSHED_COMMIT`).
    */
   async function claimInSession(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
     if (!expired) {
@@ -232,7 +233,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
         }
         const write = preparedCall(runWritesStatement(tables, writes, { allLocked: true }));
         const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
-        await send((prepared) => compose(prepared, [write, ...notify, 'COMMIT']));
+        const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];
+        await send((prepared) => compose(prepared, [...durability, write, ...notify, 'COMMIT']));
         return writes.map((w) => w.write.run);
       });
     } catch (error) {
@@ -256,8 +258,8 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     const outcome = new OutcomeTracker();
     outcome.committing();
     try {
-      // A claim leaves no run claimable and no callback event: it notifies nobody.
-      const written = (await writeRowsInOneMessage(session, write, [])) as RunRow[];
+      // A claim leaves no run claimable and no callback event: it notifies nobody, and need not wait for the flush.
+      const written = (await writeRowsInOneMessage(session, write, [], [...BEGIN, UNFLUSHED_COMMIT])) as RunRow[];
       return written.map(rowToRun);
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});

@@ -28,6 +28,16 @@ export type Session = <T>(work: (send: Send) => Promise<T>) => Promise<T>;
 export const BEGIN = ['BEGIN', 'SET LOCAL plan_cache_mode = force_generic_plan'] as const;
 
 /**
+ * What a transaction of plain claims adds to `BEGIN`: its COMMIT does not wait for the server to flush it to disk.
+ * Such a commit is visible at once, and any later commit that waits for the flush (the claimed run's settle, its
+ * heartbeat, its budget reservation, anyone else's write) makes it durable too, since the server's log is written in
+ * order. Only a server crash within a fraction of a second of the claim can lose it, and then the run is claimable
+ * again exactly as before the claim (the worker holding it is fenced out when it settles): the same outcome as a worker
+ * that dies with the lease. Starts, settles and every other write wait for the flush.
+ */
+export const UNFLUSHED_COMMIT = 'SET LOCAL synchronous_commit = off';
+
+/**
  * Writes a message of plain statements and prepared calls, preparing the calls the connection lacks first. `at[i]`
  * is the index of part `i`'s result among the message's results.
  */
@@ -65,15 +75,16 @@ export async function sendParts(send: Send, parts: readonly (string | PreparedCa
 
 /**
  * Sends `BEGIN`, one prepared write, the `after` statements (notifications) and `COMMIT` as one message: a whole
- * transaction in one round trip. Answers the rows the write returned.
+ * transaction in one round trip (`begin` replaces the statements that open it). Answers the rows the write returned.
  */
 export async function writeRowsInOneMessage(
   session: Session,
   write: PreparedCall,
   after: readonly string[],
+  begin: readonly string[] = BEGIN,
 ): Promise<unknown[]> {
-  const rows = await session((send) => sendParts(send, [...BEGIN, write, ...after, 'COMMIT']));
-  return rows[BEGIN.length] ?? [];
+  const rows = await session((send) => sendParts(send, [...begin, write, ...after, 'COMMIT']));
+  return rows[begin.length] ?? [];
 }
 
 /** `writeRowsInOneMessage` for a write that returns `run_id`s: answers them. */

@@ -8,6 +8,20 @@ import { type PostgresTransaction, postgresStore } from '../src/index.js';
 /** The server CI provides; without it the suite runs on PGlite, so `pnpm test` passes on a laptop. */
 export const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
 
+/** A pool on the server whose clients push the text of every query they send onto `log`. */
+export function loggingPool(log: string[]): pg.Pool {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text?: string };
+      log.push(typeof first === 'string' ? first : (first?.text ?? ''));
+      return query(...args);
+    };
+  });
+  return pool;
+}
+
 /** A fresh schema name for one test. */
 export const freshSchema = () => `docket_t_${randomBytes(6).toString('hex')}`;
 

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClaimHints, HINTED, startPayload, WITHHELD } from '../src/hints.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema } from './helpers.js';
+import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 const TASK = { name: 'hinted', version: '1' };
 /** A start payload for namespace `default`. */
@@ -139,20 +139,6 @@ describe.runIf(DATABASE_URL)('claims from start notifications', () => {
     client.on('notification', (message) => heard.push(message.payload ?? ''));
     await client.query(`LISTEN "${channel}"`);
     return heard;
-  }
-
-  /** A pool whose clients push the text of every query they send onto `log`. */
-  function loggingPool(log: string[]): pg.Pool {
-    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { text?: string };
-        log.push(typeof first === 'string' ? first : (first?.text ?? ''));
-        return query(...args);
-      };
-    });
-    return pool;
   }
 
   /** A producer queue and `workers` stores on a fresh schema, each worker store on a pool that logs its queries. */
