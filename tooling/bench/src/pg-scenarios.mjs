@@ -1,6 +1,8 @@
 // PostgreSQL measurements, one per process: `node pg-scenarios.mjs <name> <json args>` prints one JSON line.
 // Every system gets the same server, the same workload (a ~100-byte payload, a handler that does nothing) and its
 // own schema, dropped at the end.
+
+import { readFileSync } from 'node:fs';
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
@@ -55,6 +57,50 @@ async function paced(count, perSecond, add) {
   }
 }
 
+/** Busy CPU time of the whole machine in ms from /proc/stat, or `null` where there is none (not Linux). */
+function machineBusyMs() {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts counting what a processing phase costs: `perRun(n)` answers, per run, the CPU microseconds of this process
+ * (the worker) and of the rest of the machine (the server, on a machine that runs nothing else; `null` off Linux),
+ * and the bytes of WAL the server wrote.
+ */
+async function costMeter() {
+  const client = new pg.Client(url);
+  await client.connect();
+  const lsn = async () => (await client.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
+  const startLsn = await lsn();
+  const own = process.cpuUsage();
+  const busy = machineBusyMs();
+  return {
+    async perRun(n) {
+      const used = process.cpuUsage(own);
+      const end = machineBusyMs();
+      const endLsn = await lsn();
+      const wal = await client.query('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [endLsn, startLsn]);
+      await client.end();
+      const ownUs = used.user + used.system;
+      const rest = busy === null || end === null ? null : Math.max(0, (end - busy) * 1000 - ownUs);
+      return {
+        worker: Math.round(ownUs / n),
+        rest: rest === null ? null : Math.round(rest / n),
+        walBytes: Math.round(wal.rows[0].bytes / n),
+      };
+    },
+  };
+}
+
 // --- Docket ---------------------------------------------------------------------------------------------------
 
 async function docketProcess({ n, concurrency, schema }) {
@@ -80,13 +126,15 @@ async function docketProcess({ n, concurrency, schema }) {
       return ctx.end();
     },
   });
+  const cost = await costMeter();
   const t = performance.now();
   await queue.ready();
   await all.done;
   const processed = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
   await queue.close();
   await dropSchema(schema);
-  return { enqueue, rate: processed };
+  return { enqueue, rate: processed, perRun };
 }
 
 async function docketLatency({ count, perSecond, schema }) {
@@ -182,6 +230,7 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
   await utils.release();
   const all = latch();
   let done = 0;
+  const cost = await costMeter();
   const t = performance.now();
   const runner = await graphileRunner(
     schema,
@@ -198,9 +247,10 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
   );
   await all.done;
   const processed = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
   await runner.stop();
   await dropSchema(schema);
-  return { enqueue, rate: processed };
+  return { enqueue, rate: processed, perRun };
 }
 
 async function graphileLatency({ count, perSecond, concurrency, schema }) {

@@ -74,6 +74,16 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   add(section, measure, docket.rate, boss.rate, `${PG_BOSS}, batched fetch of 500`, 1);
   add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
   add(section, measure, docket.rate, raw1.rate, 'raw SKIP LOCKED, 1 per transaction, 4 workers', null);
+  // Where the processing gap comes from, over the same processing phase as the rates above: CPU per run of the worker
+  // process and of the rest of the machine (the server here; Linux only), and the server's WAL bytes per run.
+  const cost = 'PostgreSQL cost per run (informational)';
+  const perRun = (label, key) => {
+    const [a, b] = [docket.perRun[key], graphile.perRun[key]];
+    if (a !== null && b !== null) add(cost, label, a, b, GRAPHILE, null, 'lower');
+  };
+  perRun('CPU µs, worker process', 'worker');
+  perRun('CPU µs, server (rest of machine)', 'rest');
+  perRun('WAL bytes', 'walBytes');
   const enqueue = 'PostgreSQL enqueue/s (informational)';
   add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
   add(enqueue, measure, docket.enqueue, boss.enqueue, `${PG_BOSS} insert(500)`, null);
