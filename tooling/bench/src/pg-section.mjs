@@ -5,6 +5,8 @@ import pg from 'pg';
 
 const GRAPHILE = 'graphile-worker 0.17.3';
 const PG_BOSS = 'pg-boss 10.4.2';
+/** Plain SQL doing a Docket worker's writes on Docket's own tables: what the tables cost without Docket's JavaScript. */
+const RAW_TABLES = "raw SQL doing a Docket worker's writes, 128 per transaction, 2 loops";
 
 /** The server the section measures on, or `null` (with the reason logged) when none answers. */
 export async function benchDatabase(log) {
@@ -68,18 +70,25 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   const raw1 = await median('rawProcess', { n: Math.min(n, 5_000), perTransaction: 1, workers: 4 });
   const raw100 = await median('rawProcess', { n, perTransaction: 100, workers: 4 });
   const boss = await median('pgBossProcess', { n, batchSize: 500 });
+  const tables = await median('rawDocketTables', { n, perTransaction: 128, loops: 2 });
   const section = 'PostgreSQL processed/s';
   const measure = `n=${n}`;
   add(section, measure, docket.rate, graphile.rate, `${GRAPHILE}, local queue 500, concurrency 32`, 1);
   add(section, measure, docket.rate, boss.rate, `${PG_BOSS}, batched fetch of 500`, 1);
   add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
+  add(section, measure, docket.rate, tables.rate, RAW_TABLES, null);
   add(section, measure, docket.rate, raw1.rate, 'raw SKIP LOCKED, 1 per transaction, 4 workers', null);
   // Where the processing gap comes from, over the same processing phase as the rates above: CPU per run of the worker
   // process and of the rest of the machine (the server here; Linux only), and the server's WAL bytes per run.
   const cost = 'PostgreSQL cost per run (informational)';
   const perRun = (label, key) => {
-    const [a, b] = [docket.perRun[key], graphile.perRun[key]];
-    if (a !== null && b !== null) add(cost, label, a, b, GRAPHILE, null, 'lower');
+    for (const [peer, name] of [
+      [graphile, GRAPHILE],
+      [tables, RAW_TABLES],
+    ]) {
+      const [a, b] = [docket.perRun[key], peer.perRun[key]];
+      if (a !== null && b !== null) add(cost, label, a, b, name, null, 'lower');
+    }
   };
   perRun('CPU µs, worker process', 'worker');
   perRun('CPU µs, server (rest of machine)', 'rest');
