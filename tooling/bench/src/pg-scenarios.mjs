@@ -103,7 +103,8 @@ async function costMeter() {
 
 // --- Docket ---------------------------------------------------------------------------------------------------
 
-async function docketProcess({ n, concurrency, schema }) {
+/** Starts `n` runs on a fresh `schema` from a producer of its own (awaited in chunks of 500); answers the rate. */
+async function docketEnqueue(n, schema) {
   await dropSchema(schema);
   const producer = createQueue({
     store: postgresStore({ connectionString: url, schema }),
@@ -113,6 +114,11 @@ async function docketProcess({ n, concurrency, schema }) {
   await producer.ready();
   const enqueue = await enqueueInChunks(n, 500, (chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
   await producer.close();
+  return enqueue;
+}
+
+async function docketProcess({ n, concurrency, schema }) {
+  const enqueue = await docketEnqueue(n, schema);
 
   const all = latch();
   let done = 0;
@@ -224,15 +230,7 @@ async function rawProcess({ n, perTransaction, workers, schema }) {
  * run. Each of `loops` loops claims `perTransaction` runs, settles them, and claims again.
  */
 async function rawDocketTables({ n, perTransaction, loops, schema }) {
-  await dropSchema(schema);
-  const producer = createQueue({
-    store: postgresStore({ connectionString: url, schema }),
-    runtime: { mode: 'producer' },
-  });
-  const task = producer.define(definition);
-  await producer.ready();
-  const enqueue = await enqueueInChunks(n, 500, (chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
-  await producer.close();
+  const enqueue = await docketEnqueue(n, schema);
   const runs = `"${schema}".docket_runs`;
   const history = `"${schema}".docket_history`;
   const claim = `WITH c AS (SELECT run_id FROM ${runs} WHERE namespace = 'default' AND task_name = $1 AND task_version = $2
