@@ -23,11 +23,9 @@ export interface InFlight {
   token: number;
   /** The page's abort signal, made on first use: most handlers never read it. */
   signal(): AbortSignal;
-  /** Stops the page: aborts its signal (now, or when it is made) and ends the race `executePage` awaits. */
+  /** Stops the page: aborts its signal (now, or when it is made) and settles the outcome `executePage` awaits. */
   abort(reason: Error): void;
   stopReason: StopReason | null;
-  /** Resolves when the page is settled (or left to the store's recovery). */
-  done: Promise<void>;
 }
 
 /** The state one queue's runtime shares between its task API, workers and executions. */

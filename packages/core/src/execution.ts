@@ -14,17 +14,13 @@ import { DocketError, isDocketError } from './errors.js';
 import type { CheckResult, ControlOptions, ExecuteContext, PageControl } from './handlers.js';
 import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
+import { PageFlight } from './page-flight.js';
 import { type TransitionInput, transition } from './state-machine.js';
 import type { PlanResult, RunWrite, TransactOptions } from './store.js';
 import type { RunRecord } from './types.js';
 
 /** The hint for plans that only decide a transition: the store may group them with others. */
 const PURE: TransactOptions = Object.freeze({ pure: true });
-
-type Outcome =
-  | { kind: 'returned'; value: unknown }
-  | { kind: 'threw'; error: unknown }
-  | { kind: 'stopped'; reason: StopReason };
 
 interface Control extends PageControl {
   readonly kind: 'next' | 'end';
@@ -108,38 +104,13 @@ export async function executePage(
     if (verdict !== 'ok') return;
   }
 
-  let controller: AbortController | null = null;
-  let abortedWith: Error | null = null;
-  let onStop: (() => void) | null = null;
-  let resolveDone!: () => void;
-  const flight: InFlight = {
-    runId: run.runId,
-    token,
-    signal() {
-      if (controller === null) {
-        controller = new AbortController();
-        if (abortedWith !== null) controller.abort(abortedWith);
-      }
-      return controller.signal;
-    },
-    abort(reason) {
-      if (abortedWith !== null) return;
-      abortedWith = reason;
-      controller?.abort(reason);
-      onStop?.();
-    },
-    stopReason: null,
-    done: new Promise<void>((resolve) => {
-      resolveDone = resolve;
-    }),
-  };
+  const flight = new PageFlight(run.runId, token);
   engine.inflight.set(run.runId, flight);
 
-  const timers: NodeJS.Timeout[] = [];
   const stop = (reason: StopReason) => engine.stopLocal(run.runId, reason);
-  timers.push(setTimeout(() => stop('timeout'), run.policy.timeoutMs));
-  if (run.deadlineAt !== null)
-    timers.push(setTimeout(() => stop('deadline'), Math.max(0, run.deadlineAt - engine.now())));
+  const timeout = setTimeout(() => stop('timeout'), run.policy.timeoutMs);
+  const deadline =
+    run.deadlineAt === null ? null : setTimeout(() => stop('deadline'), Math.max(0, run.deadlineAt - engine.now()));
   const heartbeat = setInterval(() => void renewLease(engine, run.runId, token), engine.options.protocol.heartbeatMs);
   const onCallerAbort = () => stop('caller');
   if (callerSignal) {
@@ -183,20 +154,10 @@ export async function executePage(
       callModel(engine, run.runId, token, flight, provider, request),
   };
 
-  const stopped = new Promise<Outcome>((resolve) => {
-    onStop = () => resolve({ kind: 'stopped', reason: flight.stopReason ?? 'cancelled' });
-    if (abortedWith !== null) onStop();
-  });
-  const executed = (async (): Promise<Outcome> => {
-    try {
-      return { kind: 'returned', value: await handlers.execute(ctx) };
-    } catch (error) {
-      return { kind: 'threw', error };
-    }
-  })();
-
-  const outcome = await Promise.race([executed, stopped]);
-  for (const timer of timers) clearTimeout(timer);
+  flight.run(handlers, ctx);
+  const outcome = await flight.outcome;
+  clearTimeout(timeout);
+  if (deadline !== null) clearTimeout(deadline);
   clearInterval(heartbeat);
   callerSignal?.removeEventListener('abort', onCallerAbort);
 
@@ -222,7 +183,6 @@ export async function executePage(
     }
   } finally {
     engine.inflight.delete(run.runId);
-    resolveDone();
     engine.slotFreed();
   }
 }

@@ -75,10 +75,19 @@ export class WorkerLoop {
     while (this.executions.size > 0) await Promise.allSettled([...this.executions]);
   }
 
-  /** Starts one claimed page outside the loop's own claims (used by `task.run`). */
-  track(execution: Promise<void>): Promise<void> {
+  /**
+   * Counts an execution until it settles (so that `drain` waits for it) and answers it unchanged; a rejection goes to
+   * `onError`, and the caller still sees it on the promise answered. Used by the loop and by `task.run`.
+   */
+  track(execution: Promise<void>, onError?: (error: unknown) => void): Promise<void> {
     this.executions.add(execution);
-    void execution.finally(() => this.executions.delete(execution));
+    const forget = () => {
+      this.executions.delete(execution);
+    };
+    execution.then(forget, (error: unknown) => {
+      onError?.(error);
+      forget();
+    });
     return execution;
   }
 
@@ -133,7 +142,7 @@ export class WorkerLoop {
             if (run.status !== 'running' || run.lease?.owner !== actor) continue;
             const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
             if (!task) continue;
-            this.track(executePage(engine, task, run).catch((error) => this.noteError(error)));
+            this.track(executePage(engine, task, run), this.onPageError);
           }
           more = claimedRuns.length >= limit;
         } else {
@@ -166,4 +175,7 @@ export class WorkerLoop {
   private noteError(error: unknown): void {
     this.lastError = error;
   }
+
+  /** `noteError` bound once, for every page the loop starts. */
+  private readonly onPageError = (error: unknown): void => this.noteError(error);
 }

@@ -1,0 +1,64 @@
+import { type InFlight, isThenable, type StopReason } from './engine.js';
+
+/** How a page's handler ended: it returned, it threw, or the page was stopped first. */
+export type Outcome =
+  | { kind: 'returned'; value: unknown }
+  | { kind: 'threw'; error: unknown }
+  | { kind: 'stopped'; reason: StopReason };
+
+/**
+ * One page in flight in this process: its stop state, its abort signal (made on first use) and the one promise its
+ * outcome settles. The first of the handler's end and a stop wins; what comes later is ignored. A class, not a set
+ * of closures, because thousands of pages are in flight at once and each lives until its settle commits.
+ */
+export class PageFlight implements InFlight {
+  stopReason: StopReason | null = null;
+  /** Settles with the page's outcome: the handler's end, or the stop that came first. */
+  readonly outcome: Promise<Outcome>;
+  private controller: AbortController | null = null;
+  private abortedWith: Error | null = null;
+  private settle!: (outcome: Outcome) => void;
+
+  constructor(
+    readonly runId: string,
+    readonly token: number,
+  ) {
+    this.outcome = new Promise<Outcome>((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.abortedWith !== null) this.controller.abort(this.abortedWith);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.abortedWith !== null) return;
+    this.abortedWith = reason;
+    this.controller?.abort(reason);
+    this.settle({ kind: 'stopped', reason: this.stopReason ?? 'cancelled' });
+  }
+
+  /** Calls `handlers.execute(ctx)` and settles the outcome with what it returns or throws (now, or once it settles). */
+  run<C>(handlers: { execute(ctx: C): unknown }, ctx: C): void {
+    let value: unknown;
+    try {
+      value = handlers.execute(ctx);
+    } catch (error) {
+      this.settle({ kind: 'threw', error });
+      return;
+    }
+    if (!isThenable(value)) {
+      this.settle({ kind: 'returned', value });
+      return;
+    }
+    Promise.resolve(value).then(
+      (resolved) => this.settle({ kind: 'returned', value: resolved }),
+      (error: unknown) => this.settle({ kind: 'threw', error }),
+    );
+  }
+}
