@@ -11,9 +11,10 @@ import {
   step,
 } from './engine.js';
 import { DocketError, isDocketError } from './errors.js';
-import type { CheckResult, ControlOptions, ExecuteContext, PageControl } from './handlers.js';
+import type { CheckResult, ControlOptions, PageControl } from './handlers.js';
 import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
+import { PageContext } from './page-context.js';
 import { PageFlight } from './page-flight.js';
 import { type TransitionInput, transition } from './state-machine.js';
 import type { PlanResult, RunWrite, TransactOptions } from './store.js';
@@ -135,24 +136,20 @@ export async function executePage(
     return issued;
   };
 
-  const ctx: ExecuteContext<unknown, unknown, unknown> = {
-    runId: run.runId,
+  const ctx = new PageContext(
+    run.runId,
     query,
     state,
-    page: run.page,
-    batchId: `${run.runId}:${run.page}`,
-    attempt: run.pageFailures + 1,
-    get signal() {
-      return flight.signal();
-    },
-    next: (nextState?: unknown, options?: ControlOptions<unknown>) => {
+    run.page,
+    run.pageFailures + 1,
+    (nextState, options) => {
       const committed = nextState === undefined ? run.state : validateState(engine, task, nextState, run.runId);
       return control('next', committed, options);
     },
-    end: (options?: ControlOptions<unknown>) => control('end', run.state, options),
-    callModel: (provider: ModelProvider, request: ModelRequest) =>
-      callModel(engine, run.runId, token, flight, provider, request),
-  };
+    (options) => control('end', run.state, options),
+    (provider, request) => callModel(engine, run.runId, token, flight, provider, request),
+    flight,
+  );
 
   flight.run(handlers, ctx);
   const outcome = await flight.outcome;
