@@ -45,18 +45,25 @@ export function compose(
   prepared: ReadonlySet<string>,
   parts: readonly (string | PreparedCall)[],
 ): Message & { at: number[] } {
-  const statements: string[] = [];
+  // Concatenated, not joined: the parts (the calls carry a batch's rows as one long literal) are copied once, when
+  // the driver writes the message, instead of once more into a joined string first.
+  let text = '';
+  let count = 0;
   const prepares: string[] = [];
   const at: number[] = [];
+  const add = (statement: string) => {
+    text = count === 0 ? statement : `${text}; ${statement}`;
+    count++;
+  };
   for (const part of parts) {
     if (typeof part !== 'string' && !prepared.has(part.name) && !prepares.includes(part.name)) {
-      statements.push(part.prepare);
+      add(part.prepare);
       prepares.push(part.name);
     }
-    at.push(statements.length);
-    statements.push(typeof part === 'string' ? part : part.execute);
+    at.push(count);
+    add(typeof part === 'string' ? part : part.execute);
   }
-  return { text: statements.join('; '), prepares, at };
+  return { text, prepares, at };
 }
 
 /**
