@@ -31,7 +31,7 @@ import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { claimableFromHint, hintedClaimCall, isPlainClaim, UNKNOWN_TO_A_HINT } from './hinted-claim.js';
 import { ClaimHints, type HintedRow, startPayload } from './hints.js';
-import { notifyText, preparedCall } from './inline.js';
+import { notifyText, type PreparedCall, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
 import {
@@ -44,7 +44,15 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { BEGIN, compose, type Session, sendParts, UNFLUSHED_COMMIT, writeRowsInOneMessage } from './session.js';
+import {
+  BEGIN,
+  compose,
+  type Send,
+  type Session,
+  sendParts,
+  UNFLUSHED_COMMIT,
+  writeRowsInOneMessage,
+} from './session.js';
 import type { Statement } from './statement.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
@@ -219,27 +227,42 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       const claimed = hinted.length === 0 ? [] : await claimHinted(session, request, hinted);
       if (claimed.length > 0) return claimed;
     }
-    const selects = candidateQueries(request, expired).map(preparedCall);
     const outcome = new OutcomeTracker();
     try {
       return await session(async (send) => {
-        const selected = await sendParts(send, [...BEGIN, ...selects]);
-        const candidates = selected.slice(BEGIN.length).flat() as RunRow[];
-        const writes = planCandidates(request, candidates);
+        const claim = await selectAndPlan(send, request, expired);
         outcome.committing();
-        if (writes.length === 0) {
+        if (claim === null) {
           await send(() => ({ text: 'COMMIT', prepares: [] }));
           return [];
         }
-        const write = preparedCall(runWritesStatement(tables, writes, { allLocked: true }));
-        const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
-        const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];
-        await send((prepared) => compose(prepared, [...durability, write, ...notify, 'COMMIT']));
-        return writes.map((w) => w.write.run);
+        await send((prepared) => compose(prepared, claim.parts));
+        return claim.runs;
       });
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});
     }
+  }
+
+  /**
+   * The first round trip of `claimInSession`: `BEGIN` and the locking selects, then core's plans and the message that
+   * writes them (`null` when core planned nothing). The rows read and the records decoded from them end here, before
+   * the second round trip: with hundreds of runs claimed at once, keeping them alive through it only fed the
+   * collector.
+   */
+  async function selectAndPlan(
+    send: Send,
+    request: SelectRequest,
+    expired: boolean,
+  ): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null> {
+    const selects = candidateQueries(request, expired).map(preparedCall);
+    const selected = await sendParts(send, [...BEGIN, ...selects]);
+    const writes = planCandidates(request, selected.slice(BEGIN.length).flat() as RunRow[]);
+    if (writes.length === 0) return null;
+    const write = preparedCall(runWritesStatement(tables, writes, { allLocked: true }));
+    const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
+    const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];
+    return { parts: [...durability, write, ...notify, 'COMMIT'], runs: writes.map((w) => w.write.run) };
   }
 
   /**
