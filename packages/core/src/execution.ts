@@ -108,13 +108,15 @@ export async function executePage(
   const flight = new PageFlight(run.runId, token);
   engine.inflight.set(run.runId, flight);
 
-  const stop = (reason: StopReason) => engine.stopLocal(run.runId, reason);
-  const timeout = setTimeout(() => stop('timeout'), run.policy.timeoutMs);
+  // Timers get their arguments rather than closures: thousands of pages are in flight at once.
+  const timeout = setTimeout(stopPage, run.policy.timeoutMs, engine, run.runId, 'timeout');
   const deadline =
-    run.deadlineAt === null ? null : setTimeout(() => stop('deadline'), Math.max(0, run.deadlineAt - engine.now()));
-  const heartbeat = setInterval(() => void renewLease(engine, run.runId, token), engine.options.protocol.heartbeatMs);
-  const onCallerAbort = () => stop('caller');
-  if (callerSignal) {
+    run.deadlineAt === null
+      ? null
+      : setTimeout(stopPage, Math.max(0, run.deadlineAt - engine.now()), engine, run.runId, 'deadline');
+  const heartbeat = setInterval(renewLease, engine.options.protocol.heartbeatMs, engine, run.runId, token);
+  const onCallerAbort = callerSignal ? () => stopPage(engine, run.runId, 'caller') : null;
+  if (callerSignal && onCallerAbort) {
     if (callerSignal.aborted) onCallerAbort();
     else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
   }
@@ -156,7 +158,7 @@ export async function executePage(
   clearTimeout(timeout);
   if (deadline !== null) clearTimeout(deadline);
   clearInterval(heartbeat);
-  callerSignal?.removeEventListener('abort', onCallerAbort);
+  if (onCallerAbort) callerSignal?.removeEventListener('abort', onCallerAbort);
 
   try {
     if (outcome.kind === 'stopped') {
@@ -270,6 +272,12 @@ async function settleStop(engine: Engine, runId: string, token: number, reason: 
   }
 }
 
+/** Stops this process's page of `runId` (a timer's callback). */
+function stopPage(engine: Engine, runId: string, reason: StopReason): void {
+  engine.stopLocal(runId, reason);
+}
+
+/** Renews the lease of a page in flight (the heartbeat); a failure is left to the next beat. */
 async function renewLease(engine: Engine, runId: string, token: number): Promise<void> {
   try {
     const held = await engine.store.transact(

@@ -433,15 +433,25 @@ function notAllowed(run: RunRecord, input: TransitionInput): Decision {
   return refuse('NOT_ALLOWED', `${input.type} is not allowed from ${run.status}`);
 }
 
-/** Every move the table allows, as `input from to reason` keys: one lookup per transition instead of a scan. */
-const ALLOWED = new Set(
-  TRANSITION_TABLE.flatMap((rule) =>
-    rule.from.flatMap((from) => rule.reasons.map((reason) => `${rule.input} ${from} ${rule.to} ${reason}`)),
-  ),
-);
+/**
+ * Every move the table allows, as nested maps (input, from, to) to the set of reasons: one lookup per level per
+ * transition, and no key string made at each of the two transitions every run goes through.
+ */
+const ALLOWED = new Map<InputType, Map<RunStatus | null, Map<RunStatus, Set<Reason>>>>();
+for (const rule of TRANSITION_TABLE) {
+  const byFrom = ALLOWED.get(rule.input) ?? new Map<RunStatus | null, Map<RunStatus, Set<Reason>>>();
+  ALLOWED.set(rule.input, byFrom);
+  for (const from of rule.from) {
+    const byTo = byFrom.get(from) ?? new Map<RunStatus, Set<Reason>>();
+    byFrom.set(from, byTo);
+    const reasons = byTo.get(rule.to) ?? new Set<Reason>();
+    byTo.set(rule.to, reasons);
+    for (const reason of rule.reasons) reasons.add(reason);
+  }
+}
 
 function assertInTable(input: InputType, from: RunStatus | null, to: RunStatus, reason: Reason): void {
-  if (!ALLOWED.has(`${input} ${from} ${to} ${reason}`)) {
+  if (!ALLOWED.get(input)?.get(from)?.get(to)?.has(reason)) {
     throw new Error(`internal: transition ${input} ${from} -> ${to} (${reason}) is not in the table`);
   }
 }

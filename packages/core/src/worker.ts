@@ -36,7 +36,9 @@ export function planClaim(
 export class WorkerLoop {
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private readonly executions = new Set<Promise<void>>();
+  /** Executions tracked and not yet settled, and the `drain` calls waiting for none to be left. */
+  private active = 0;
+  private idle: (() => void)[] = [];
   private lastRecovery = Number.NEGATIVE_INFINITY;
   /** The last storage error the loop met, for `health()`. */
   lastError: unknown = null;
@@ -72,24 +74,31 @@ export class WorkerLoop {
 
   /** Waits for every execution started by this loop. */
   async drain(): Promise<void> {
-    while (this.executions.size > 0) await Promise.allSettled([...this.executions]);
+    while (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /**
-   * Counts an execution until it settles (so that `drain` waits for it) and answers it unchanged; a rejection goes to
-   * `onError`, and the caller still sees it on the promise answered. Used by the loop and by `task.run`.
+   * Counts an execution until it settles (so that `drain` waits for it) and answers it unchanged. With `noteErrors`
+   * its rejection is kept as the loop's last error; the caller sees it on the promise answered either way. Used by
+   * the loop and by `task.run`.
    */
-  track(execution: Promise<void>, onError?: (error: unknown) => void): Promise<void> {
-    this.executions.add(execution);
-    const forget = () => {
-      this.executions.delete(execution);
-    };
-    execution.then(forget, (error: unknown) => {
-      onError?.(error);
-      forget();
-    });
+  track(execution: Promise<void>, noteErrors = false): Promise<void> {
+    this.active++;
+    execution.then(this.settled, noteErrors ? this.failedNoted : this.settled);
     return execution;
   }
+
+  /** One tracked execution settled: the last one wakes `drain`. Bound once, shared by every page. */
+  private readonly settled = (): void => {
+    this.active--;
+    if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+  };
+
+  /** `settled` for a rejected execution whose error the loop keeps. */
+  private readonly failedNoted = (error: unknown): void => {
+    this.noteError(error);
+    this.settled();
+  };
 
   private async loop(): Promise<void> {
     const { engine } = this;
@@ -142,7 +151,7 @@ export class WorkerLoop {
             if (run.status !== 'running' || run.lease?.owner !== actor) continue;
             const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
             if (!task) continue;
-            this.track(executePage(engine, task, run), this.onPageError);
+            this.track(executePage(engine, task, run), true);
           }
           more = claimedRuns.length >= limit;
         } else {
@@ -175,7 +184,4 @@ export class WorkerLoop {
   private noteError(error: unknown): void {
     this.lastError = error;
   }
-
-  /** `noteError` bound once, for every page the loop starts. */
-  private readonly onPageError = (error: unknown): void => this.noteError(error);
 }
