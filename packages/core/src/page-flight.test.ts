@@ -36,6 +36,20 @@ describe('PageFlight', () => {
     await expect(rejected.outcome).resolves.toMatchObject({ kind: 'threw', error: { message: 'later' } });
   });
 
+  it("settles as thrown when reading the returned value's then throws", async () => {
+    const flight = new PageFlight('run-1', 1);
+    const hostile = Object.defineProperty({}, 'then', {
+      get() {
+        throw new Error('no then for you');
+      },
+    });
+    flight.run(
+      handler(() => hostile),
+      '',
+    );
+    await expect(flight.outcome).resolves.toMatchObject({ kind: 'threw', error: { message: 'no then for you' } });
+  });
+
   it('waits for a handler that returns a promise', async () => {
     const flight = new PageFlight('run-1', 1);
     flight.run(

@@ -46,13 +46,15 @@ export class PageFlight implements InFlight {
   /** Calls `handlers.execute(ctx)` and settles the outcome with what it returns or throws (now, or once it settles). */
   run<C>(handlers: { execute(ctx: C): unknown }, ctx: C): void {
     let value: unknown;
+    let thenable: boolean;
     try {
       value = handlers.execute(ctx);
+      thenable = isThenable(value); // reading `then` may throw too
     } catch (error) {
       this.settle({ kind: 'threw', error });
       return;
     }
-    if (!isThenable(value)) {
+    if (!thenable) {
       this.settle({ kind: 'returned', value });
       return;
     }
