@@ -226,8 +226,10 @@ async function writeInOneTrip(
       continue;
     }
     try {
-      // A pure plan ignores its transaction; this path has none to give.
-      const { write, value } = (await item.plan(undefined as never, remembered)) as PlanResult<unknown>;
+      // A pure plan ignores its transaction; this path has none to give. A plain answer is not awaited: one await
+      // per run of a batch was one more promise and one more turn of the microtask queue each.
+      const planned = item.plan(undefined as never, remembered);
+      const { write, value } = (isPromiseLike(planned) ? await planned : planned) as PlanResult<unknown>;
       if (write === null) rest.push(item);
       else guarded.push({ item, current: remembered, write, value });
     } catch {
@@ -266,6 +268,11 @@ async function writeInOneTrip(
 }
 
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
+
+/** Whether a plan answered a promise (an async plan) rather than its result. */
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
 
 /**
  * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`; `null` skips this) are
