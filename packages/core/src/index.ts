@@ -1,6 +1,7 @@
 export { claimEvent, replayEvent, settleEvent } from './callbacks.js';
 export type { Clock, QueueOptions } from './config.js';
 export type { ResolvedDefinition, TaskDefinition } from './definition.js';
+export { isThenable } from './engine.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './errors.js';
 export type {
   CallbackContext,

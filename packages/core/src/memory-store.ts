@@ -1,3 +1,4 @@
+import { isThenable } from './engine.js';
 import { DocketError } from './errors.js';
 import type { Json } from './json.js';
 import {
@@ -56,8 +57,6 @@ export interface MemoryStore extends Store<MemoryTransaction> {
 
 const key = (namespace: string, id: string) => `${namespace}\u0000${id}`;
 const clone = <T>(value: T): T => structuredClone(value);
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 
 /** Creates the in-memory reference store. */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {

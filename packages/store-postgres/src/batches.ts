@@ -3,6 +3,7 @@ import {
   type CreateRunResult,
   checkWrite,
   DocketError,
+  isThenable,
   type PlanResult,
   type RunRecord,
   type RunRow,
@@ -229,7 +230,7 @@ async function writeInOneTrip(
       // A pure plan ignores its transaction; this path has none to give. A plain answer is not awaited: one await
       // per run of a batch was one more promise and one more turn of the microtask queue each.
       const planned = item.plan(undefined as never, remembered);
-      const { write, value } = (isPromiseLike(planned) ? await planned : planned) as PlanResult<unknown>;
+      const { write, value } = (isThenable(planned) ? await planned : planned) as PlanResult<unknown>;
       if (write === null) rest.push(item);
       else guarded.push({ item, current: remembered, write, value });
     } catch {
@@ -268,11 +269,6 @@ async function writeInOneTrip(
 }
 
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
-
-/** Whether a plan answered a promise (an async plan) rather than its result. */
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-}
 
 /**
  * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`; `null` skips this) are

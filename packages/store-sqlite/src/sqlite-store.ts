@@ -11,6 +11,7 @@ import {
   eventParams,
   type HistoryEntry,
   historyParams,
+  isThenable,
   type Json,
   type PlanResult,
   type RunRecord,
@@ -356,8 +357,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
                 planError = error;
                 throw error;
               }
-              if (typeof (result as Promise<unknown>)?.then === 'function') {
-                (result as Promise<unknown>).catch(() => undefined);
+              if (isThenable(result)) {
+                Promise.resolve(result).catch(() => undefined);
                 planError = new DocketError('HANDLER_CONTRACT_INVALID', 'SQLite transactions are synchronous', {
                   operation: 'store.transact',
                   runId,
