@@ -19,6 +19,7 @@ export { canonicalJson, type Json } from './json.js';
 export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './model.js';
 export type { DeadLetter, Health, Operator, OperatorResult, ReplayResult, RunCommand } from './operator.js';
+export { isPlainClaimOf, qualifiesForPlainClaim } from './plain-claim.js';
 export { type CloseResult, type CreateQueueOptions, createQueue, type Queue, type QueueState } from './queue.js';
 export { retryDelayMs } from './retry-policy.js';
 export {
@@ -61,6 +62,7 @@ export {
   type EventSelectRequest,
   type ListEventsRequest,
   type ListRunsRequest,
+  type PlainClaim,
   type PlanResult,
   type RunWrite,
   type SelectRequest,
@@ -96,3 +98,4 @@ export {
   TERMINAL_STATUSES,
   toRunInfo,
 } from './types.js';
+export { planClaim } from './worker.js';

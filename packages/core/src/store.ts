@@ -57,7 +57,8 @@ export interface Store<Tx = unknown> {
    * `dueAt <= now`, oldest `dueAt` first, each passed to `plan` and written in one transaction. Returns the written
    * runs. The selection must be index-backed so its cost does not grow with the number of waiting or finished runs.
    * A store may also pass `plan` a row it was told about without locking it and write the plan only if the row is
-   * unchanged: the returned runs, never the plans, say what was claimed.
+   * unchanged, or apply `request.plainClaim` itself to the rows that qualify (see `PlainClaim`): the returned runs,
+   * never the plans, say what was claimed.
    */
   claimDue(request: SelectRequest): Promise<RunRecord[]>;
 
@@ -180,6 +181,30 @@ export interface SelectRequest {
   now: number;
   /** Decides the write for one selected run, or `null` to leave it. Synchronous and pure. */
   plan: (run: RunRecord) => RunWrite | null;
+  /**
+   * Optional, for `claimDue`: the write `plan` makes for every selected run that `qualifiesForPlainClaim`, described
+   * as data, so that a store can apply it to such rows itself, in the statement that selects them (see `PlainClaim`).
+   */
+  plainClaim?: PlainClaim;
+}
+
+/**
+ * The plain claim, described by core so that a store can write it without building each plan's write: a run that is
+ * `pending`, or `retrying` and due, with no deadline at or before `now` (`qualifiesForPlainClaim`), becomes
+ * `running` with reason `CLAIMED`, `revision + 1`, `fence + 1`, the lease `{ owner: actor, token: fence + 1,
+ * expiresAt: leaseExpiresAt }`, no `dueAt`, `updatedAt = now`, and one history entry `{ seq: revision + 1, at,
+ * from: status, to: 'running', reason: 'CLAIMED', actor }`; nothing else changes and no callback event is written.
+ * A store that applies it must still call `plan` with each such row as it was before the write, and return the run
+ * only where the plan is exactly that write (`isPlainClaimOf`). A run written but not returned holds a lease that no
+ * worker executes: recovery takes it back when the lease expires. Only a bug makes the two differ.
+ */
+export interface PlainClaim {
+  /** The claiming worker (`worker:<id>`): the lease owner and the history entry's actor. */
+  actor: string;
+  /** When the new lease expires (epoch ms). */
+  leaseExpiresAt: number;
+  /** The history entry's `at`: `now` as ISO-8601 UTC. */
+  at: string;
 }
 
 /** Statuses `claimDue` selects. */

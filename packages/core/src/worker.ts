@@ -2,7 +2,7 @@ import type { Engine } from './engine.js';
 import { executePage } from './execution.js';
 import { transition } from './state-machine.js';
 import type { RunWrite, TaskKey } from './store.js';
-import type { HistoryEntry, RunRecord } from './types.js';
+import { type HistoryEntry, iso, type RunRecord } from './types.js';
 
 /**
  * The claim decision for one selected run: a due time trigger first fires (`TIME_REACHED`), then the claim
@@ -135,6 +135,8 @@ export class WorkerLoop {
             tasks,
             limit,
             now: claimNow,
+            // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
+            plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);
               if (write) planned.set(run.runId, write);

@@ -1,0 +1,63 @@
+import { runChanges } from './sql-rows.js';
+import type { PlainClaim, RunWrite } from './store.js';
+import type { RunRecord } from './types.js';
+
+/** Whether core's claim of `run` at `now` is the plain claim: `pending`, or `retrying` and due, and no deadline reached. */
+export function qualifiesForPlainClaim(run: RunRecord, now: number): boolean {
+  const due = run.status === 'pending' || (run.status === 'retrying' && (run.dueAt === null || run.dueAt <= now));
+  return due && (run.deadlineAt === null || run.deadlineAt > now);
+}
+
+/** The columns a plain claim writes; every other column keeps its value. */
+const CLAIM_COLUMNS: ReadonlySet<string> = new Set([
+  'status',
+  'reason',
+  'revision',
+  'due_at',
+  'claim_due_at',
+  'fence',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'updated_at',
+]);
+
+/**
+ * Whether `write` is exactly the plain claim `claim` of `current` at `now` (see `PlainClaim`): what a store that
+ * applied the claim itself checks against core's plan before it hands the run to a worker.
+ */
+export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: PlainClaim, now: number): boolean {
+  const next = write.run;
+  const entry = write.history[0];
+  if (write.history.length !== 1 || entry === undefined || write.events.length !== 0) return false;
+  const lease = next.lease;
+  const fence = current.fence + 1;
+  if (
+    next.runId !== current.runId ||
+    next.status !== 'running' ||
+    next.reason !== 'CLAIMED' ||
+    next.revision !== current.revision + 1 ||
+    next.fence !== fence ||
+    lease === null ||
+    lease.owner !== claim.actor ||
+    lease.token !== fence ||
+    lease.expiresAt !== claim.leaseExpiresAt ||
+    next.dueAt !== null ||
+    next.updatedAt !== now
+  ) {
+    return false;
+  }
+  if (
+    entry.seq !== next.revision ||
+    entry.at !== claim.at ||
+    entry.from !== current.status ||
+    entry.to !== 'running' ||
+    entry.reason !== 'CLAIMED' ||
+    entry.actor !== claim.actor ||
+    entry.detail !== undefined
+  ) {
+    return false;
+  }
+  for (const column in runChanges(current, next)) if (!CLAIM_COLUMNS.has(column)) return false;
+  return true;
+}
