@@ -12,6 +12,7 @@ import {
   eventParams,
   type HistoryRow,
   type Json,
+  type PlainClaim,
   type PlanResult,
   type RunRecord,
   type RunRow,
@@ -34,6 +35,7 @@ import { ClaimHints, type HintedRow, startPayload } from './hints.js';
 import { notifyText, type PreparedCall, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
+import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-claim.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -205,28 +207,80 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     const written =
       session === undefined
         ? await inTransaction('store.claimDue', async (tx) => {
+            let claimed: RunRecord[] = [];
+            let ordinary = request;
+            const claim = expired ? undefined : plainClaimOf(request);
+            if (claim !== undefined) {
+              const plain = planPlainClaims(
+                request,
+                claim,
+                await rows<PlainClaimRow>(tx, plainClaimStatement(tables, request, claim)),
+              );
+              claimed = plain.claimed.map((w) => w.run);
+              if (plain.leftover === 0 || claimed.length >= request.limit) return claimed;
+              // The rows it left stay locked by this transaction: the ordinary selects below take them again.
+              ordinary = { ...request, limit: request.limit - claimed.length };
+            }
             const candidates: RunRow[] = [];
-            for (const query of candidateQueries(request, expired)) candidates.push(...(await rows<RunRow>(tx, query)));
-            const writes = planCandidates(request, candidates);
+            for (const query of candidateQueries(ordinary, expired))
+              candidates.push(...(await rows<RunRow>(tx, query)));
+            const writes = planCandidates(ordinary, candidates);
             await applyLockedWrites(tx, tables, writes);
-            return writes.map((w) => w.write.run);
+            return [...claimed, ...writes.map((w) => w.write.run)];
           })
         : await claimInSession(session, request, expired);
     for (const run of written) known.committed(run);
     return written;
   }
 
+  /** The request's plain claim, when the one-statement claim can apply it (see `plain-claim.ts`). */
+  function plainClaimOf(request: SelectRequest): PlainClaim | undefined {
+    return request.tasks.length > 0 ? request.plainClaim : undefined;
+  }
+
   /**
-   * A claim in two round trips on one connection: `BEGIN` and the locking selects, then (after core's plans) the
-   * writes, their notifications and `COMMIT`, all through statements prepared once per connection. A transaction of
-   * plain claims only does not wait for the server's flush (see `UNFLUSHED_COMMIT`).
+   * The plain claim in one round trip: `BEGIN`, the statement, `COMMIT` without waiting for the flush (a claim writes
+   * no callback event and leaves nothing claimable, as in `selectAndPlan`).
+   */
+  async function claimPlain(session: Session, request: SelectRequest, claim: PlainClaim): Promise<PlainClaimResult> {
+    const call = preparedCall(plainClaimStatement(tables, request, claim));
+    const outcome = new OutcomeTracker();
+    outcome.committing();
+    try {
+      const rows = (await writeRowsInOneMessage(session, call, [], [...BEGIN, UNFLUSHED_COMMIT])) as PlainClaimRow[];
+      return planPlainClaims(request, claim, rows);
+    } catch (error) {
+      throw classify(error, outcome, 'store.claimDue', {});
+    }
+  }
+
+  /**
+   * A claim on one connection: runs a start's notification carried (one round trip, `claimHinted`); else the due runs
+   * that qualify for the plain claim (one round trip, `claimPlain`), and the ordinary claim for any selected run that
+   * did not: `BEGIN` and the locking selects, then (after core's plans) the writes, their notifications and `COMMIT`,
+   * all through statements prepared once per connection. A transaction of plain claims only does not wait for the
+   * server's flush (see `UNFLUSHED_COMMIT`).
    */
   async function claimInSession(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
     if (!expired) {
       const hinted = hints.take(request);
       const claimed = hinted.length === 0 ? [] : await claimHinted(session, request, hinted);
       if (claimed.length > 0) return claimed;
+      const claim = plainClaimOf(request);
+      if (claim !== undefined) {
+        const plain = await claimPlain(session, request, claim);
+        const runs = plain.claimed.map((w) => w.run);
+        if (plain.leftover === 0 || runs.length >= request.limit) return runs;
+        // What it left (a deadline passed, a time trigger fired) core plans the ordinary way, in the room left.
+        const rest = await ordinaryClaim(session, { ...request, limit: request.limit - runs.length }, false);
+        return [...runs, ...rest];
+      }
     }
+    return ordinaryClaim(session, request, expired);
+  }
+
+  /** The ordinary claim: the locking selects, core's plan for each row, then the writes (two round trips). */
+  async function ordinaryClaim(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
     const outcome = new OutcomeTracker();
     try {
       return await session(async (send) => {

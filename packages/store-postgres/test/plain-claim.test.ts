@@ -1,0 +1,186 @@
+import {
+  createQueue,
+  type PlainClaim,
+  planClaim,
+  type RunRecord,
+  type RunWrite,
+  type SelectRequest,
+  type TaskKey,
+  transition,
+} from '@docket/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type PostgresStore, postgresStore } from '../src/index.js';
+import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
+
+const ACTOR = 'worker:plain';
+const LEASE_MS = 30_000;
+const A = { name: 'plain-a', version: '1' };
+const B = { name: 'plain-b', version: '1' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A claim request as the worker loop makes it (core's `planClaim`, and the plain claim it describes), remembering
+ * each plan it made; `plan` may be replaced to make plans that differ from the description.
+ */
+function claimRequest(tasks: TaskKey[], limit: number, now = Date.now(), plan = planClaim) {
+  const planned = new Map<string, { before: RunRecord; write: RunWrite }>();
+  const plainClaim: PlainClaim = { actor: ACTOR, leaseExpiresAt: now + LEASE_MS, at: new Date(now).toISOString() };
+  const request: SelectRequest = {
+    namespace: 'default',
+    tasks,
+    limit,
+    now,
+    plainClaim,
+    plan(run) {
+      const write = plan(run, ACTOR, LEASE_MS, now);
+      if (write !== null) planned.set(run.runId, { before: run, write });
+      return write;
+    },
+  };
+  return { request, planned };
+}
+
+describe('the one-statement plain claim', () => {
+  let db: Awaited<ReturnType<typeof backend>>;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    db = await backend();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** A store on a fresh schema, and a producer queue on it that can start runs of tasks A and B. */
+  async function setup() {
+    const schema = freshSchema();
+    await db.query(`CREATE SCHEMA "${schema}"`);
+    const store = postgresStore(db.options(schema));
+    const producer = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
+    const a = producer.define(A);
+    const b = producer.define(B);
+    await producer.ready();
+    await store.open();
+    cleanups.push(async () => {
+      await store.close();
+      await producer.close();
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    });
+    return { schema, store, a, b };
+  }
+
+  /** The run as stored now, which must exist. */
+  async function stored(store: PostgresStore, runId: string): Promise<RunRecord> {
+    const run = await store.getRun('default', runId);
+    if (run === null) throw new Error(`no run ${runId}`);
+    return run;
+  }
+
+  it('writes each claimed run and its history entry exactly as core planned them', async () => {
+    const { store, a } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await a.start({ query: { i } })).runId);
+    const { request, planned } = claimRequest([A], 8);
+    const claimed = await store.claimDue(request);
+    expect(claimed.map((run) => run.runId).sort()).toEqual([...ids].sort());
+    for (const run of claimed) {
+      const plan = planned.get(run.runId);
+      expect(plan).toBeDefined();
+      expect(run).toEqual(plan?.write.run);
+      expect(await stored(store, run.runId)).toEqual(plan?.write.run);
+      const history = await store.getHistory('default', run.runId);
+      expect(history.map((entry) => entry.reason)).toEqual(['STARTED', 'CLAIMED']);
+      expect(history[1]).toEqual(plan?.write.history[0]);
+    }
+  });
+
+  it('leaves runs past their deadline and fired time triggers to core, in the same claim', async () => {
+    const { store, a } = await setup();
+    const soon = new Date(Date.now() + 30).toISOString();
+    const late = await a.start({ query: 'late', limits: { deadlineAt: soon } });
+    const timed = await a.start({ query: 'timed', trigger: { at: soon } });
+    const plain = await a.start({ query: 'plain' });
+    await sleep(60);
+    const { request } = claimRequest([A], 8);
+    const claimed = await store.claimDue(request);
+    expect(Object.fromEntries(claimed.map((run) => [run.runId, run.status]))).toEqual({
+      [late.runId]: 'cancelled',
+      [timed.runId]: 'running',
+      [plain.runId]: 'running',
+    });
+    const reasons = async (runId: string) => (await store.getHistory('default', runId)).map((entry) => entry.reason);
+    expect(await reasons(late.runId)).toEqual(['STARTED', 'DEADLINE']);
+    expect(await reasons(timed.runId)).toEqual(['STARTED', 'TIME_REACHED', 'CLAIMED']);
+    expect(await reasons(plain.runId)).toEqual(['STARTED', 'CLAIMED']);
+    for (const run of claimed) expect(await stored(store, run.runId)).toEqual(run);
+  });
+
+  it('claims at most `limit` runs across several tasks, the earliest due first, and leaves the rest untouched', async () => {
+    const { store, a, b } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push((await (i % 2 === 0 ? a : b).start({ query: { i } })).runId);
+      await sleep(2); // distinct due times
+    }
+    const { request } = claimRequest([A, B], 3);
+    const claimed = await store.claimDue(request);
+    expect(claimed.map((run) => run.runId).sort()).toEqual(ids.slice(0, 3).sort());
+    for (const runId of ids.slice(3)) {
+      expect((await stored(store, runId)).status).toBe('pending');
+      expect((await store.getHistory('default', runId)).map((entry) => entry.reason)).toEqual(['STARTED']);
+    }
+  });
+
+  it('never hands out a run whose plan differs from the plain claim: its lease runs out and recovery takes it', async () => {
+    const { store, a } = await setup();
+    const { runId } = await a.start({ query: 'odd' });
+    // A plan with a shorter lease than the description: what a disagreement between core and the store looks like.
+    const shorter: typeof planClaim = (run, actor, _leaseMs, now) => planClaim(run, actor, 5_000, now);
+    const now = Date.now();
+    const { request, planned } = claimRequest([A], 8, now, shorter);
+    expect(await store.claimDue(request)).toEqual([]);
+    expect(planned.has(runId)).toBe(true);
+    const held = await stored(store, runId);
+    expect(held.status).toBe('running');
+    expect(held.lease).toEqual({ owner: ACTOR, token: held.fence, expiresAt: now + LEASE_MS });
+    const recovered = await store.recoverExpired({
+      namespace: 'default',
+      limit: 8,
+      now: now + LEASE_MS + 1,
+      plan: (run) => {
+        const decision = transition(
+          run,
+          { type: 'lease_expired', actor: 'recovery', recoveryLimit: 20 },
+          now + LEASE_MS + 1,
+        );
+        return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+      },
+    });
+    expect(recovered.map((run) => run.runId)).toEqual([runId]);
+  });
+
+  it.runIf(DATABASE_URL)('takes one round trip on node-postgres', async () => {
+    const schema = freshSchema();
+    const log: string[] = [];
+    const pool = loggingPool(log);
+    const store = postgresStore({ pool, schema });
+    const producer = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'producer' } });
+    const a = producer.define(A);
+    await producer.ready();
+    await store.open();
+    cleanups.push(async () => {
+      await store.close();
+      await producer.close();
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    });
+    for (let i = 0; i < 4; i++) await a.start({ query: { i } });
+    const { request } = claimRequest([A], 8);
+    log.length = 0;
+    expect(await store.claimDue(request)).toHaveLength(4);
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatch(/^BEGIN;.*COMMIT$/s);
+  });
+});
