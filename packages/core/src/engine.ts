@@ -4,7 +4,7 @@ import { DocketError } from './errors.js';
 import type { TaskHandlers } from './handlers.js';
 import type { Json } from './json.js';
 import type { RunWrite, Store } from './store.js';
-import { emitTelemetry } from './telemetry.js';
+import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
 import type { RunError } from './types.js';
 
 /** A task registered in a queue: its resolved definition and, outside producer mode, its handlers. */
@@ -122,21 +122,45 @@ export class Engine {
     this.wake();
   }
 
+  /**
+   * Transition events of runs whose `task.start` in this process has not returned yet, held until it reports the
+   * run's `STARTED`: a worker of this process can claim a run (and report it) before the start's own answer is
+   * read, when both answers arrive together. Only kept while a telemetry sink is set.
+   */
+  private readonly starting = new Map<string, TelemetryEvent[]>();
+
+  /** `task.start` is about to create `runId`: its later transitions are reported after its start (see `started`). */
+  starts(runId: string): void {
+    if (this.options.telemetry.sink !== null) this.starting.set(runId, []);
+  }
+
+  /** The start of `runId` returned (`write` is its first write, or `null` if it failed): report it, then what waited. */
+  started(runId: string, write: RunWrite | null): void {
+    const held = this.starting.get(runId);
+    this.starting.delete(runId);
+    this.written(write);
+    if (held === undefined) return;
+    for (const event of held) emitTelemetry(this.options.telemetry.sink, event);
+  }
+
   /** Reports every history entry of a write to telemetry. */
   written(write: RunWrite | null): void {
     if (write === null) return;
     const sink = this.options.telemetry.sink;
     // Without a sink there is nothing to build the events for.
     if (sink !== null) {
+      const held = this.starting.size === 0 ? undefined : this.starting.get(write.run.runId);
       for (const entry of write.history) {
-        emitTelemetry(sink, {
+        const event: TelemetryEvent = {
           type: 'transition',
           namespace: write.run.namespace,
           runId: write.run.runId,
           task: { name: write.run.taskName, version: write.run.taskVersion },
           revision: entry.seq,
           entry,
-        });
+        };
+        if (held === undefined) emitTelemetry(sink, event);
+        else held.push(event);
       }
     }
     if (write.events.length > 0) this.eventsWritten();

@@ -7,7 +7,7 @@ import { executePage, settle } from './execution.js';
 import { assertRunId, newRunId } from './ids.js';
 import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import { transition } from './state-machine.js';
-import type { RunWrite } from './store.js';
+import type { CreateRunResult, RunWrite } from './store.js';
 import {
   type HistoryEntry,
   iso,
@@ -228,7 +228,15 @@ export function createBatchTask<Q, S>(
       reason: 'STARTED',
       actor: 'producer',
     };
-    const result = await store.createRun({ run, history, maxRuns: engine.options.limits.maxRuns });
+    engine.starts(runId);
+    let result: CreateRunResult;
+    try {
+      result = await store.createRun({ run, history, maxRuns: engine.options.limits.maxRuns });
+    } catch (error) {
+      engine.started(runId, null);
+      throw error;
+    }
+    engine.started(runId, result.kind === 'created' ? { run, history: [history], events: [] } : null);
     if (result.kind === 'capacity') {
       throw new DocketError('CAPACITY_EXCEEDED', `namespace ${namespace} holds limits.maxRuns live runs`, {
         operation,
@@ -246,7 +254,6 @@ export function createBatchTask<Q, S>(
       }
       return { runId: result.run.runId, created: false };
     }
-    engine.written({ run, history: [history], events: [] });
     if (dueAtTrigger !== null) engine.wakeAtTime(dueAtTrigger);
     return { runId, created: true };
   }
