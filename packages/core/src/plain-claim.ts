@@ -1,4 +1,3 @@
-import { runChanges } from './sql-rows.js';
 import type { PlainClaim, RunWrite } from './store.js';
 import type { RunRecord } from './types.js';
 
@@ -8,18 +7,15 @@ export function qualifiesForPlainClaim(run: RunRecord, now: number): boolean {
   return due && (run.deadlineAt === null || run.deadlineAt > now);
 }
 
-/** The columns a plain claim writes; every other column keeps its value. */
-const CLAIM_COLUMNS: ReadonlySet<string> = new Set([
+/** The fields a plain claim writes; every other field of the run keeps its value (the same value, by identity). */
+const CLAIM_FIELDS: ReadonlySet<string> = new Set<keyof RunRecord>([
   'status',
   'reason',
   'revision',
-  'due_at',
-  'claim_due_at',
+  'dueAt',
   'fence',
-  'lease_owner',
-  'lease_token',
-  'lease_expires_at',
-  'updated_at',
+  'lease',
+  'updatedAt',
 ]);
 
 /**
@@ -58,6 +54,9 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
   ) {
     return false;
   }
-  for (const column in runChanges(current, next)) if (!CLAIM_COLUMNS.has(column)) return false;
-  return true;
+  // Compared field by field rather than through `runChanges`: this runs for every claimed run.
+  for (const field in next) {
+    if (!CLAIM_FIELDS.has(field) && next[field as keyof RunRecord] !== current[field as keyof RunRecord]) return false;
+  }
+  return Object.keys(next).length === Object.keys(current).length;
 }
