@@ -9,7 +9,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { benchDatabase, postgresSection } from './pg-section.mjs';
+import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -182,7 +182,7 @@ if (write && !quick) {
   const postgres =
     db === null
       ? 'PostgreSQL: no server answered, so the PostgreSQL rows are missing from this run.'
-      : `PostgreSQL ${db.version} on the same machine over TCP loopback (synchronous_commit ${db.settings.synchronous_commit}, fsync ${db.settings.fsync}). Docket runs \`@docket/store-postgres\` with \`concurrency: ${concurrency}\` in one process; each peer runs with the settings its row names; each system gets its own schema. Processing rates, and the latencies of Docket and graphile-worker, are medians of 3 runs (latencies by p50); Docket and graphile-worker are measured in turns.`;
+      : `PostgreSQL ${db.version} on the same machine over TCP loopback (synchronous_commit ${db.settings.synchronous_commit}, fsync ${db.settings.fsync}). Docket runs \`@docket/store-postgres\` with \`concurrency: ${PG_CONCURRENCY}\` in one process; each peer runs with the settings its row names; each system gets its own schema. Processing rates, and the latencies of Docket and graphile-worker, are medians of 3 runs (latencies by p50); Docket and graphile-worker are measured in turns.`;
   const doc = `# Benchmarks
 
 Measured by \`pnpm bench\` (tooling/bench) in one run on one machine; every number in a row comes from the same run.
