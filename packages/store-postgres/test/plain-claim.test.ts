@@ -53,12 +53,18 @@ describe('the one-statement plain claim', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  /** A store on a fresh schema, and a producer queue on it that can start runs of tasks A and B. */
-  async function setup() {
+  /**
+   * A store on a fresh schema, and a producer queue on it that can start runs of tasks A and B; `optionsOf` gives
+   * the stores' options (the test's backend by default), `after` runs after the schema is dropped.
+   */
+  async function setup(
+    optionsOf: (schema: string) => Parameters<typeof postgresStore>[0] = (schema) => db.options(schema),
+    after: () => Promise<void> = async () => undefined,
+  ) {
     const schema = freshSchema();
     await db.query(`CREATE SCHEMA "${schema}"`);
-    const store = postgresStore(db.options(schema));
-    const producer = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
+    const store = postgresStore(optionsOf(schema));
+    const producer = createQueue({ store: postgresStore(optionsOf(schema)), runtime: { mode: 'producer' } });
     const a = producer.define(A);
     const b = producer.define(B);
     await producer.ready();
@@ -67,6 +73,7 @@ describe('the one-statement plain claim', () => {
       await store.close();
       await producer.close();
       await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await after();
     });
     return { schema, store, a, b };
   }
@@ -162,20 +169,12 @@ describe('the one-statement plain claim', () => {
   });
 
   it.runIf(DATABASE_URL)('takes one round trip on node-postgres', async () => {
-    const schema = freshSchema();
     const log: string[] = [];
     const pool = loggingPool(log);
-    const store = postgresStore({ pool, schema });
-    const producer = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'producer' } });
-    const a = producer.define(A);
-    await producer.ready();
-    await store.open();
-    cleanups.push(async () => {
-      await store.close();
-      await producer.close();
-      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await pool.end();
-    });
+    const { store, a } = await setup(
+      (schema) => ({ pool, schema }),
+      () => pool.end(),
+    );
     for (let i = 0; i < 4; i++) await a.start({ query: { i } });
     const { request } = claimRequest([A], 8);
     log.length = 0;
