@@ -20,7 +20,7 @@ export type PlainClaimRow = RunRow & { docket_plain: boolean; docket_claimed: nu
 const texts = new Map<string, string>();
 
 /**
- * The ordinary claim as one statement, for requests that describe the plain claim (`SelectRequest.plainClaim`): it
+ * The plain claim as one statement, for requests that describe it (`SelectRequest.plainClaim`): it
  * selects and locks the due runs of the request's tasks (`SKIP LOCKED`, earliest `claim_due_at` first, at most
  * `limit`), writes core's plain claim to those that qualify for it (the same condition as `qualifiesForPlainClaim`)
  * with their history entries, and answers every selected row as it was before the statement, marked

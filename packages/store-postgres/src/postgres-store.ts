@@ -271,8 +271,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
         const plain = await claimPlain(session, request, claim);
         const runs = plain.claimed.map((w) => w.run);
         if (plain.leftover === 0 || runs.length >= request.limit) return runs;
-        // What it left (a deadline passed, a time trigger fired) core plans the ordinary way, in the room left.
-        const rest = await ordinaryClaim(session, { ...request, limit: request.limit - runs.length }, false);
+        // What it left (a deadline passed, a time trigger fired) core plans the ordinary way, in the room left. The
+        // runs claimed above are committed: if this fails they are still handed out, and the next claim meets the
+        // rows left (and the error) again.
+        if (runs.length === 0) return ordinaryClaim(session, request, false);
+        const rest = await ordinaryClaim(session, { ...request, limit: request.limit - runs.length }, false).catch(
+          () => [],
+        );
         return [...runs, ...rest];
       }
     }

@@ -8,6 +8,7 @@ import {
   type TaskKey,
   transition,
 } from '@docket/core';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
@@ -166,6 +167,36 @@ describe('the one-statement plain claim', () => {
       },
     });
     expect(recovered.map((run) => run.runId)).toEqual([runId]);
+  });
+
+  it.runIf(DATABASE_URL)('hands out the runs it claimed when the ordinary claim of the rest fails', async () => {
+    // A pool whose ordinary claims (a transaction that does not skip the flush) fail while `failing` is set.
+    let failing = false;
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '');
+        if (failing && text.startsWith('BEGIN;') && text.includes('EXECUTE') && !text.includes('synchronous_commit')) {
+          return Promise.reject(new Error('injected: the ordinary claim failed'));
+        }
+        return query(...args);
+      };
+    });
+    const { store, a } = await setup(
+      (schema) => ({ pool, schema }),
+      () => pool.end(),
+    );
+    const late = await a.start({ query: 'late', limits: { deadlineAt: new Date(Date.now() + 20).toISOString() } });
+    await sleep(40);
+    const plain = await a.start({ query: 'plain' });
+    failing = true;
+    const first = await store.claimDue(claimRequest([A], 8).request);
+    expect(first.map((run) => [run.runId, run.status])).toEqual([[plain.runId, 'running']]);
+    expect((await stored(store, late.runId)).status).toBe('pending');
+    failing = false;
+    const second = await store.claimDue(claimRequest([A], 8).request);
+    expect(second.map((run) => [run.runId, run.status])).toEqual([[late.runId, 'cancelled']]);
   });
 
   it.runIf(DATABASE_URL)('takes one round trip on node-postgres', async () => {
