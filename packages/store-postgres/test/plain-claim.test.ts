@@ -16,7 +16,6 @@ import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 const ACTOR = 'worker:plain';
 const LEASE_MS = 30_000;
 const A = { name: 'plain-a', version: '1' };
-const B = { name: 'plain-b', version: '1' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -55,7 +54,7 @@ describe('the one-statement plain claim', () => {
   });
 
   /**
-   * A store on a fresh schema, and a producer queue on it that can start runs of tasks A and B; `optionsOf` gives
+   * A store on a fresh schema, and a producer queue on it that can start runs of task A; `optionsOf` gives
    * the stores' options (the test's backend by default), `after` runs after the schema is dropped.
    */
   async function setup(
@@ -67,7 +66,6 @@ describe('the one-statement plain claim', () => {
     const store = postgresStore(optionsOf(schema));
     const producer = createQueue({ store: postgresStore(optionsOf(schema)), runtime: { mode: 'producer' } });
     const a = producer.define(A);
-    const b = producer.define(B);
     await producer.ready();
     await store.open();
     cleanups.push(async () => {
@@ -76,7 +74,7 @@ describe('the one-statement plain claim', () => {
       await db.query(`DROP SCHEMA "${schema}" CASCADE`);
       await after();
     });
-    return { schema, store, a, b };
+    return { schema, store, a };
   }
 
   /** The run as stored now, which must exist. */
@@ -85,61 +83,6 @@ describe('the one-statement plain claim', () => {
     if (run === null) throw new Error(`no run ${runId}`);
     return run;
   }
-
-  it('writes each claimed run and its history entry exactly as core planned them', async () => {
-    const { store, a } = await setup();
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await a.start({ query: { i } })).runId);
-    const { request, planned } = claimRequest([A], 8);
-    const claimed = await store.claimDue(request);
-    expect(claimed.map((run) => run.runId).sort()).toEqual([...ids].sort());
-    for (const run of claimed) {
-      const plan = planned.get(run.runId);
-      expect(plan).toBeDefined();
-      expect(run).toEqual(plan?.write.run);
-      expect(await stored(store, run.runId)).toEqual(plan?.write.run);
-      const history = await store.getHistory('default', run.runId);
-      expect(history.map((entry) => entry.reason)).toEqual(['STARTED', 'CLAIMED']);
-      expect(history[1]).toEqual(plan?.write.history[0]);
-    }
-  });
-
-  it('leaves runs past their deadline and fired time triggers to core, in the same claim', async () => {
-    const { store, a } = await setup();
-    const soon = new Date(Date.now() + 30).toISOString();
-    const late = await a.start({ query: 'late', limits: { deadlineAt: soon } });
-    const timed = await a.start({ query: 'timed', trigger: { at: soon } });
-    const plain = await a.start({ query: 'plain' });
-    await sleep(60);
-    const { request } = claimRequest([A], 8);
-    const claimed = await store.claimDue(request);
-    expect(Object.fromEntries(claimed.map((run) => [run.runId, run.status]))).toEqual({
-      [late.runId]: 'cancelled',
-      [timed.runId]: 'running',
-      [plain.runId]: 'running',
-    });
-    const reasons = async (runId: string) => (await store.getHistory('default', runId)).map((entry) => entry.reason);
-    expect(await reasons(late.runId)).toEqual(['STARTED', 'DEADLINE']);
-    expect(await reasons(timed.runId)).toEqual(['STARTED', 'TIME_REACHED', 'CLAIMED']);
-    expect(await reasons(plain.runId)).toEqual(['STARTED', 'CLAIMED']);
-    for (const run of claimed) expect(await stored(store, run.runId)).toEqual(run);
-  });
-
-  it('claims at most `limit` runs across several tasks, the earliest due first, and leaves the rest untouched', async () => {
-    const { store, a, b } = await setup();
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      ids.push((await (i % 2 === 0 ? a : b).start({ query: { i } })).runId);
-      await sleep(2); // distinct due times
-    }
-    const { request } = claimRequest([A, B], 3);
-    const claimed = await store.claimDue(request);
-    expect(claimed.map((run) => run.runId).sort()).toEqual(ids.slice(0, 3).sort());
-    for (const runId of ids.slice(3)) {
-      expect((await stored(store, runId)).status).toBe('pending');
-      expect((await store.getHistory('default', runId)).map((entry) => entry.reason)).toEqual(['STARTED']);
-    }
-  });
 
   it('never hands out a run whose plan differs from the plain claim: its lease runs out and recovery takes it', async () => {
     const { store, a } = await setup();

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskHandlers } from '../handlers.js';
 import type { Json } from '../json.js';
+import type { RunWrite, SelectRequest, TaskKey } from '../store.js';
+import { iso } from '../types.js';
+import { planClaim } from '../worker.js';
 import {
   type ConformanceHarness,
   closeAfterEach,
@@ -97,6 +100,81 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       await sleep(80);
       expect((await producer.task.get(runId))?.status).toBe('pending');
       await waitFor(async () => (await h.raw.run(runId))?.status === 'pending', 'run still pending');
+    });
+
+    /** A claim request as the worker loop makes it: core's `planClaim`, and the plain claim it describes. */
+    function workerClaim(tasks: TaskKey[], limit: number, now = Date.now()) {
+      const planned = new Map<string, RunWrite>();
+      const request: SelectRequest = {
+        namespace: 'default',
+        tasks,
+        limit,
+        now,
+        plainClaim: { actor: 'worker:plain', leaseExpiresAt: now + 30_000, at: iso(now) },
+        plan(run) {
+          const write = planClaim(run, 'worker:plain', 30_000, now);
+          if (write !== null) planned.set(run.runId, write);
+          return write;
+        },
+      };
+      return { request, planned };
+    }
+
+    it("stores exactly core's plan for each run it claims, plain claims and the runs past a deadline or trigger alike", async () => {
+      h = await factory();
+      const { queue, task } = await openQueue(h.store, { name: 'exact', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(queue);
+      const soon = new Date(Date.now() + 30);
+      const late = await task.start({ query: 'late', limits: { deadlineAt: soon } });
+      const timed = await task.start({ query: 'timed', trigger: { at: soon } });
+      const plain = await Promise.all([1, 2, 3].map((n) => task.start({ query: n })));
+      await sleep(60);
+      const { request, planned } = workerClaim([{ name: 'exact', version: '1' }], 8);
+      const claimed = await h.store.claimDue(request);
+      const status = Object.fromEntries(claimed.map((run) => [run.runId, run.status]));
+      expect(status).toEqual({
+        [late.runId]: 'cancelled',
+        [timed.runId]: 'running',
+        ...Object.fromEntries(plain.map((p) => [p.runId, 'running'])),
+      });
+      for (const run of claimed) {
+        const write = planned.get(run.runId);
+        expect(run).toEqual(write?.run);
+        expect(await h.store.getRun('default', run.runId)).toEqual(write?.run);
+        const history = await h.store.getHistory('default', run.runId);
+        expect(history.slice(1)).toEqual(write?.history);
+      }
+      expect((await h.store.getHistory('default', timed.runId)).map((e) => e.reason)).toEqual([
+        'STARTED',
+        'TIME_REACHED',
+        'CLAIMED',
+      ]);
+    });
+
+    it('claims at most `limit` runs across several tasks, the earliest due first, and leaves the rest as they were', async () => {
+      h = await factory();
+      const a = await openQueue(h.store, { name: 'first', version: '1' }, undefined, { runtime: { mode: 'producer' } });
+      const b = await openQueue(h.store, { name: 'second', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      queues.push(a.queue, b.queue);
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        ids.push((await (i % 2 === 0 ? a : b).task.start({ query: i })).runId);
+        await sleep(2); // distinct due times
+      }
+      const tasks = [
+        { name: 'first', version: '1' },
+        { name: 'second', version: '1' },
+      ];
+      const claimed = await h.store.claimDue(workerClaim(tasks, 3).request);
+      expect(claimed.map((run) => run.runId).sort()).toEqual(ids.slice(0, 3).sort());
+      for (const runId of ids.slice(3)) {
+        expect((await h.store.getRun('default', runId))?.status).toBe('pending');
+        expect(await h.raw.historyCount(runId)).toBe(1);
+      }
     });
 
     it('answers the earliest time a run of the given tasks becomes claimable, and null when none will', async () => {
