@@ -8,7 +8,6 @@ import {
   type RunRecord,
   type RunRow,
   rowToRun,
-  runParams,
   type TransactPlan,
 } from '@docket/core';
 import { sql } from 'drizzle-orm';
@@ -51,14 +50,13 @@ const ATTEMPTS = 3;
 /**
  * Group commit for `createRun`: concurrent starts (without a `maxRuns` cap) are inserted by one statement in one
  * transaction. A start whose idempotency key is taken, by a committed run or by an earlier start of the same batch,
- * answers with that run. `payload` writes the notification of a namespace's new pending rows (see hints.ts).
+ * answers with that run.
  */
 export function startBatcher(
   tables: Tables,
   transaction: Transaction,
   session: () => Session | undefined,
   read: () => Executor,
-  payload: (namespace: string, rows: RunRow[]) => string,
 ): (request: CreateRunRequest) => Promise<CreateRunResult> {
   const batcher = new Batcher<StartItem>(
     async (batch) => {
@@ -76,7 +74,7 @@ export function startBatcher(
         inserted =
           open === undefined
             ? await transaction(outcome, (tx) => insertRuns(tx, tables, requests))
-            : await insertInOneTrip(open, tables, requests, outcome, payload);
+            : await insertInOneTrip(open, tables, requests, outcome);
       } catch (error) {
         fail(batch, error, outcome);
         return;
@@ -107,25 +105,19 @@ export function startBatcher(
     new Promise((resolve, reject) => batcher.push({ key: request.run.runId, request, resolve, reject }));
 }
 
-/** Inserts a batch of starts as `BEGIN; insert; notify; COMMIT` in one round trip. */
+/**
+ * Inserts a batch of starts as `BEGIN; insert; notify; COMMIT` in one round trip. Each namespace with new pending runs
+ * is notified once, with its name only: a notification wakes workers, which claim with the plain claim's statement.
+ */
 async function insertInOneTrip(
   session: Session,
   tables: Tables,
   requests: readonly CreateRunRequest[],
   outcome: OutcomeTracker,
-  payload: (namespace: string, rows: RunRow[]) => string,
 ): Promise<Set<string>> {
-  const runs = requests.map((r) => runParams(r.run));
-  const insert = preparedCall(insertRunsStatement(tables, requests, runs));
-  // Each namespace with new pending runs is notified once, with the rows themselves when they fit (see hints.ts).
-  const pending = new Map<string, RunRow[]>();
-  requests.forEach(({ run }, index) => {
-    if (run.status !== 'pending') return;
-    const rows = pending.get(run.namespace) ?? [];
-    rows.push(runs[index] as RunRow);
-    pending.set(run.namespace, rows);
-  });
-  const notify = [...pending].map(([ns, rows]) => notifyText(tables.channel, payload(ns, rows)));
+  const insert = preparedCall(insertRunsStatement(tables, requests));
+  const pending = new Set(requests.filter(({ run }) => run.status === 'pending').map(({ run }) => run.namespace));
+  const notify = [...pending].map((namespace) => notifyText(tables.channel, namespace));
   outcome.committing();
   return writeInOneMessage(session, insert, notify);
 }

@@ -10,6 +10,11 @@ import {
 import type { Tables } from './run-writes.js';
 import type { Statement } from './statement.js';
 
+/** Whether a claim's write is a plain claim: the run goes `running` and no callback event is written. */
+export function isPlainClaim(write: RunWrite): boolean {
+  return write.run.status === 'running' && write.events.length === 0;
+}
+
 /**
  * A row the plain-claim statement selected, as it was before the statement, whether the statement claimed it, and how
  * many rows the statement claimed in all.

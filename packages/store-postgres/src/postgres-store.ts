@@ -30,12 +30,16 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { claimableFromHint, hintedClaimCall, isPlainClaim, UNKNOWN_TO_A_HINT } from './hinted-claim.js';
-import { ClaimHints, type HintedRow, startPayload } from './hints.js';
 import { notifyText, type PreparedCall, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
-import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-claim.js';
+import {
+  isPlainClaim,
+  type PlainClaimResult,
+  type PlainClaimRow,
+  plainClaimStatement,
+  planPlainClaims,
+} from './plain-claim.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -127,7 +131,6 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
-  const hints = new ClaimHints();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -169,7 +172,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       return value;
     });
   };
-  const startGrouped = startBatcher(tables, transaction, () => connection?.session, live, startPayload);
+  const startGrouped = startBatcher(tables, transaction, () => connection?.session, live);
   const transactGrouped = transactBatcher(tables, transaction, known, () => connection?.session);
 
   /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
@@ -255,17 +258,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   }
 
   /**
-   * A claim on one connection: runs a start's notification carried (one round trip, `claimHinted`); else the due runs
-   * that qualify for the plain claim (one round trip, `claimPlain`), and the ordinary claim for any selected run that
-   * did not: `BEGIN` and the locking selects, then (after core's plans) the writes, their notifications and `COMMIT`,
+   * A claim on one connection: the due runs that qualify for the plain claim (one round trip, `claimPlain`), and the
+   * ordinary claim for any selected run that did not: `BEGIN` and the locking selects, then (after core's plans) the writes, their notifications and `COMMIT`,
    * all through statements prepared once per connection. A transaction of plain claims only does not wait for the
    * server's flush (see `UNFLUSHED_COMMIT`).
    */
   async function claimInSession(session: Session, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
     if (!expired) {
-      const hinted = hints.take(request);
-      const claimed = hinted.length === 0 ? [] : await claimHinted(session, request, hinted);
-      if (claimed.length > 0) return claimed;
       const claim = plainClaimOf(request);
       if (claim !== undefined) {
         const plain = await claimPlain(session, request, claim);
@@ -322,30 +321,6 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(channel, ns));
     const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];
     return { parts: [...durability, write, ...notify, 'COMMIT'], runs: writes.map((w) => w.write.run) };
-  }
-
-  /**
-   * A claim in one round trip, of runs whose rows a start's notification carried (see `ClaimHints`). Core plans each
-   * on the hinted row, and the write lands only where every hinted column still holds what the hint said and no
-   * other transaction holds the row: the server checks the hint, so a forged or stale one claims nothing. A hint
-   * carries none of the application's columns (query, state, ...), so the write answers the whole rows it wrote and
-   * those are the claimed runs. A hint that missed costs this one trip, and the ordinary claim follows.
-   */
-  async function claimHinted(session: Session, request: SelectRequest, hinted: HintedRow[]): Promise<RunRecord[]> {
-    const byId = new Map(hinted.map((row) => [row.run_id, row]));
-    const rows = hinted.map((row) => ({ ...row, ...UNKNOWN_TO_A_HINT }));
-    const writes = planCandidates(request, rows).filter(({ current, write }) => claimableFromHint(current, write));
-    if (writes.length === 0) return [];
-    const write = hintedClaimCall(tables, writes, byId);
-    const outcome = new OutcomeTracker();
-    outcome.committing();
-    try {
-      // A claim leaves no run claimable and no callback event: it notifies nobody, and need not wait for the flush.
-      const written = (await writeRowsInOneMessage(session, write, [], [...BEGIN, UNFLUSHED_COMMIT])) as RunRow[];
-      return written.map(rowToRun);
-    } catch (error) {
-      throw classify(error, outcome, 'store.claimDue', {});
-    }
   }
 
   const store: PostgresStore = {
@@ -698,10 +673,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       let cancelled = false;
       const conn = connection;
       void conn?.listener
-        ?.listen(channel, (payload) => {
-          hints.note(payload);
-          listener();
-        })
+        ?.listen(channel, () => listener())
         .then((unlisten) => {
           if (cancelled) void unlisten().catch(() => undefined);
           else stop = unlisten;

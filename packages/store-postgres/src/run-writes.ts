@@ -179,15 +179,9 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
   }
 }
 
-/**
- * The one statement behind `insertRuns`: it answers the ids it inserted. `runs` are the requests' rows when the
- * caller has them already (a start's notification carries them too).
- */
-export function insertRunsStatement(
-  tables: Tables,
-  requests: readonly CreateRunRequest[],
-  runs: readonly RunRow[] = requests.map((r) => runParams(r.run)),
-): Statement {
+/** The one statement behind `insertRuns`: it answers the ids it inserted. */
+export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): Statement {
+  const runs = requests.map((r) => runParams(r.run));
   const history = requests.map((r) => historyParams(r.run.runId, r.history));
   return { text: insertRunsText(tables), params: [JSON.stringify(runs), JSON.stringify(history)] };
 }

@@ -139,8 +139,9 @@ export const docketCommands = pgTable(
 );
 
 /**
- * Values one installation shares among its processes. Empty today: it held the key that sealed start notifications
- * until those stopped carrying application data (see hints.ts); a key left there by an earlier version is unused.
+ * Values one installation shares among its processes. Empty today: it held the key that sealed the rows start
+ * notifications used to carry (notifications now carry the namespace only); a key left there by an earlier version
+ * is unused.
  */
 export const docketSettings = pgTable('docket_settings', {
   key: text('key').primaryKey(),
