@@ -5,7 +5,12 @@ import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex
 // so one database can hold several Docket installations. Times are epoch milliseconds in double precision (exact
 // to 2^53, read back as JavaScript numbers by every driver); JSON is kept as text, as the SQLite store does.
 
-/** One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). */
+/**
+ * One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). The columns that
+ * claims and settles change come last, and migration 0002 creates the table with `fillfactor = 50`: a new row
+ * version on its old version's page is then logged as that short tail only (README, "The run row's layout"). Keep
+ * new columns that change often at the end.
+ */
 export const docketRuns = pgTable(
   'docket_runs',
   {
@@ -14,34 +19,34 @@ export const docketRuns = pgTable(
     taskName: text('task_name').notNull(),
     taskVersion: text('task_version').notNull(),
     definitionHash: text('definition_hash').notNull(),
-    status: text('status').notNull(),
-    reason: text('reason').notNull(),
     query: text('query').notNull(),
+    inputHash: text('input_hash').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    createdAt: doublePrecision('created_at').notNull(),
+    deadlineAt: doublePrecision('deadline_at'),
+    modelCallLimit: integer('model_call_limit'),
+    policy: text('policy').notNull(),
+    events: text('events').notNull(),
+    recovery: text('recovery').notNull(),
+    trigger: text('trigger'),
+    triggerEvent: text('trigger_event'),
     state: text('state'),
+    error: text('error'),
     page: integer('page').notNull(),
     pageFailures: integer('page_failures').notNull(),
     businessFailures: integer('business_failures').notNull(),
     scheduledRetries: integer('scheduled_retries').notNull(),
     recoveries: integer('recoveries').notNull(),
-    error: text('error'),
+    modelCallsUsed: integer('model_calls_used').notNull(),
+    status: text('status').notNull(),
+    reason: text('reason').notNull(),
     revision: integer('revision').notNull(),
-    trigger: text('trigger'),
+    fence: integer('fence').notNull(),
     dueAt: doublePrecision('due_at'),
     claimDueAt: doublePrecision('claim_due_at'),
-    deadlineAt: doublePrecision('deadline_at'),
-    modelCallLimit: integer('model_call_limit'),
-    modelCallsUsed: integer('model_calls_used').notNull(),
-    idempotencyKey: text('idempotency_key'),
-    inputHash: text('input_hash').notNull(),
-    policy: text('policy').notNull(),
-    events: text('events').notNull(),
-    recovery: text('recovery').notNull(),
-    triggerEvent: text('trigger_event'),
-    fence: integer('fence').notNull(),
     leaseOwner: text('lease_owner'),
     leaseToken: integer('lease_token'),
     leaseExpiresAt: doublePrecision('lease_expires_at'),
-    createdAt: doublePrecision('created_at').notNull(),
     updatedAt: doublePrecision('updated_at').notNull(),
   },
   (t) => [

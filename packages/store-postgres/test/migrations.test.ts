@@ -1,0 +1,142 @@
+import { createQueue } from '@docket/core';
+import { waitFor } from '@docket/core/testing';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzleLite } from 'drizzle-orm/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
+import { applyMigrations } from '../src/migrations.js';
+import { columnsOf } from '../src/recordsets.js';
+import { docketRuns } from '../src/schema.js';
+import { backend, freshSchema } from './helpers.js';
+
+const DEFINITION = { name: 'layout', version: '1' } as const;
+
+describe('migrations', () => {
+  let db: Awaited<ReturnType<typeof backend>>;
+  const schemas: string[] = [];
+
+  beforeAll(async () => {
+    db = await backend();
+  });
+  afterAll(async () => {
+    for (const schema of schemas) await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.close();
+  });
+
+  const schemaName = () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    return schema;
+  };
+
+  /** A drizzle database on the test backend, for applying some of the migrations by hand. */
+  function drizzleOf(schema: string) {
+    const options = db.options(schema) as { pool?: never; pglite?: never };
+    return options.pool ? drizzlePg({ client: options.pool }) : drizzleLite({ client: options.pglite as never });
+  }
+
+  async function columnOrder(schema: string): Promise<string[]> {
+    const rows = await db.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'docket_runs' ORDER BY ordinal_position`,
+      [schema],
+    );
+    return rows.map((r) => r.column_name);
+  }
+
+  async function fillfactor(schema: string): Promise<string[] | null> {
+    const rows = await db.query<{ reloptions: string[] | null }>(
+      `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname = 'docket_runs'`,
+      [schema],
+    );
+    return rows[0]?.reloptions ?? null;
+  }
+
+  it('lays the run row out as schema.ts declares it, the columns claims and settles change last, fillfactor 50', async () => {
+    const schema = schemaName();
+    const store = postgresStore(db.options(schema));
+    await store.open();
+    await store.close();
+    expect(await columnOrder(schema)).toEqual(columnsOf(docketRuns).map((c) => c.name));
+    expect((await columnOrder(schema)).slice(-10)).toEqual([
+      'status',
+      'reason',
+      'revision',
+      'fence',
+      'due_at',
+      'claim_due_at',
+      'lease_owner',
+      'lease_token',
+      'lease_expires_at',
+      'updated_at',
+    ]);
+    expect(await fillfactor(schema)).toEqual(['fillfactor=50']);
+  });
+
+  it('moves the runs of a schema an older version migrated into the new layout, unchanged and still claimable', async () => {
+    // Runs written by this version, in a schema of their own.
+    const source = schemaName();
+    const producer = createQueue({ store: postgresStore(db.options(source)), runtime: { mode: 'producer' } });
+    const task = producer.define(DEFINITION);
+    await producer.ready();
+    const started = [
+      await task.start({ query: { i: 1 } }),
+      await task.start({ query: { i: 2 }, idempotencyKey: 'k-2' }),
+      await task.start({ query: { i: 3 } }),
+    ];
+    await producer.close();
+
+    // The same rows in a schema migrated only as far as the last migration before the new layout.
+    const older = schemaName();
+    const layout = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).findIndex((m) =>
+      m.sql.some((s) => s.includes('docket_runs_before_0002')),
+    );
+    expect(layout).toBeGreaterThan(0);
+    await applyMigrations(drizzleOf(older), older, layout);
+    expect(await fillfactor(older)).toBeNull();
+    expect((await columnOrder(older)).indexOf('status')).toBeLessThan((await columnOrder(older)).indexOf('query'));
+    const names = columnsOf(docketRuns)
+      .map((c) => `"${c.name}"`)
+      .join(', ');
+    for (const table of ['docket_definitions', 'docket_history']) {
+      await db.query(`INSERT INTO "${older}".${table} SELECT * FROM "${source}".${table}`);
+    }
+    await db.query(`INSERT INTO "${older}".docket_runs (${names}) SELECT ${names} FROM "${source}".docket_runs`);
+
+    const sourceStore = postgresStore(db.options(source));
+    const migrated = postgresStore(db.options(older));
+    await sourceStore.open();
+    await migrated.open();
+    expect(await columnOrder(older)).toEqual(columnsOf(docketRuns).map((c) => c.name));
+    expect(await fillfactor(older)).toEqual(['fillfactor=50']);
+    for (const run of started) {
+      expect(await migrated.getRun('default', run.runId)).toEqual(await sourceStore.getRun('default', run.runId));
+      expect(await migrated.getHistory('default', run.runId)).toEqual(
+        await sourceStore.getHistory('default', run.runId),
+      );
+    }
+    await sourceStore.close();
+    await migrated.close();
+
+    // The indexes came back: the idempotency key still holds, and a worker claims and finishes every run.
+    const queue = createQueue({ store: postgresStore(db.options(older)) });
+    const done: number[] = [];
+    const consumer = queue.define(DEFINITION, {
+      execute(ctx) {
+        done.push((ctx.query as { i: number }).i);
+        return ctx.end();
+      },
+    });
+    try {
+      await queue.ready();
+      const again = await consumer.start({ query: { i: 2 }, idempotencyKey: 'k-2' });
+      expect(again.runId).toBe(started[1]?.runId);
+      await waitFor(() => done.length === 3, 'the three migrated runs to run');
+      expect(done.sort()).toEqual([1, 2, 3]);
+    } finally {
+      await queue.close();
+    }
+  });
+});
