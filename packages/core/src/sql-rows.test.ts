@@ -41,6 +41,45 @@ describe('runChanges', () => {
     );
   });
 
+  it('reports every column when every field is replaced, and none for the same record', () => {
+    const before = runIn('running');
+    const after: RunRecord = {
+      runId: 'x'.repeat(32),
+      namespace: 'other',
+      taskName: 'other-task',
+      taskVersion: '9',
+      definitionHash: 'f'.repeat(64),
+      status: 'pending',
+      reason: before.reason === 'STARTED' ? 'CLAIMED' : 'STARTED',
+      query: { other: true },
+      state: { s: 1 },
+      page: before.page + 1,
+      pageFailures: before.pageFailures + 1,
+      businessFailures: before.businessFailures + 1,
+      scheduledRetries: before.scheduledRetries + 1,
+      recoveries: before.recoveries + 1,
+      error: { name: 'E', message: 'm' } as RunRecord['error'],
+      revision: before.revision + 1,
+      trigger: { kind: 'time', at: 1 } as unknown as RunRecord['trigger'],
+      dueAt: 123,
+      deadlineAt: 456,
+      modelCallLimit: 7,
+      modelCallsUsed: before.modelCallsUsed + 1,
+      idempotencyKey: 'key',
+      inputHash: 'h',
+      policy: { ...before.policy, attempts: before.policy.attempts + 1 },
+      events: ['success'] as unknown as RunRecord['events'],
+      recovery: before.recovery === 'automatic' ? 'manual' : 'automatic',
+      triggerEvent: { e: 1 } as unknown as RunRecord['triggerEvent'],
+      fence: before.fence + 1,
+      lease: { owner: 'someone-else', token: 99, expiresAt: 789 },
+      createdAt: before.createdAt + 1,
+      updatedAt: before.updatedAt + 1,
+    };
+    expect(Object.keys(runChanges(before, after)).sort()).toEqual([...RUN_COLUMNS].sort());
+    expect(runChanges(before, before)).toEqual({});
+  });
+
   it('leaves out unchanged JSON columns without serialising them', () => {
     const before = runIn('running');
     const after = { ...before, status: 'success' as const, lease: null };

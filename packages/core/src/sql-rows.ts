@@ -143,16 +143,55 @@ const RUN_FIELDS: readonly RunField[] = [
 /**
  * The columns a write changes, encoded as `runParams` would encode them. JSON columns count as changed when the
  * value is another object (transitions copy unchanged values by reference), so nothing unchanged is serialised:
- * a claim or a settle then costs a handful of scalar columns instead of the whole row.
+ * a claim or a settle then costs a handful of scalar columns instead of the whole row. Written out field by field
+ * (the same columns as `RUN_FIELDS`, in the same order): this runs for every write, and a loop over the field
+ * table's closures cost ten times as much.
  */
-export function runChanges(before: RunRecord, after: RunRecord): Partial<RunRow> {
-  const changes: Record<string, unknown> = {};
-  for (const [column, read, encode] of RUN_FIELDS) {
-    const value = read(after);
-    if (value === read(before)) continue;
-    changes[column] = encode === null ? value : encode(value);
+export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
+  const c: Partial<RunRow> = {};
+  if (a.runId !== b.runId) c.run_id = a.runId;
+  if (a.namespace !== b.namespace) c.namespace = a.namespace;
+  if (a.taskName !== b.taskName) c.task_name = a.taskName;
+  if (a.taskVersion !== b.taskVersion) c.task_version = a.taskVersion;
+  if (a.definitionHash !== b.definitionHash) c.definition_hash = a.definitionHash;
+  if (a.status !== b.status) c.status = a.status;
+  if (a.reason !== b.reason) c.reason = a.reason;
+  if (a.query !== b.query) c.query = JSON.stringify(a.query);
+  if (a.state !== b.state) c.state = json(a.state);
+  if (a.page !== b.page) c.page = a.page;
+  if (a.pageFailures !== b.pageFailures) c.page_failures = a.pageFailures;
+  if (a.businessFailures !== b.businessFailures) c.business_failures = a.businessFailures;
+  if (a.scheduledRetries !== b.scheduledRetries) c.scheduled_retries = a.scheduledRetries;
+  if (a.recoveries !== b.recoveries) c.recoveries = a.recoveries;
+  if (a.error !== b.error) c.error = json(a.error);
+  if (a.revision !== b.revision) c.revision = a.revision;
+  if (a.trigger !== b.trigger) c.trigger = json(a.trigger);
+  if (a.dueAt !== b.dueAt) c.due_at = a.dueAt;
+  const claimAt = claimDueAt(a);
+  if (claimAt !== claimDueAt(b)) c.claim_due_at = claimAt;
+  if (a.deadlineAt !== b.deadlineAt) c.deadline_at = a.deadlineAt;
+  if (a.modelCallLimit !== b.modelCallLimit) c.model_call_limit = a.modelCallLimit;
+  if (a.modelCallsUsed !== b.modelCallsUsed) c.model_calls_used = a.modelCallsUsed;
+  if (a.idempotencyKey !== b.idempotencyKey) c.idempotency_key = a.idempotencyKey;
+  if (a.inputHash !== b.inputHash) c.input_hash = a.inputHash;
+  if (a.policy !== b.policy) c.policy = JSON.stringify(a.policy);
+  if (a.events !== b.events) c.events = JSON.stringify(a.events);
+  if (a.recovery !== b.recovery) c.recovery = a.recovery;
+  if (a.triggerEvent !== b.triggerEvent) c.trigger_event = json(a.triggerEvent);
+  if (a.fence !== b.fence) c.fence = a.fence;
+  const after = a.lease;
+  const before = b.lease;
+  if (after !== before) {
+    const owner = after?.owner ?? null;
+    const token = after?.token ?? null;
+    const expiresAt = after?.expiresAt ?? null;
+    if (owner !== (before?.owner ?? null)) c.lease_owner = owner;
+    if (token !== (before?.token ?? null)) c.lease_token = token;
+    if (expiresAt !== (before?.expiresAt ?? null)) c.lease_expires_at = expiresAt;
   }
-  return changes as Partial<RunRow>;
+  if (a.createdAt !== b.createdAt) c.created_at = a.createdAt;
+  if (a.updatedAt !== b.updatedAt) c.updated_at = a.updatedAt;
+  return c;
 }
 
 const FIELD_BY_COLUMN = new Map(RUN_FIELDS.map((field) => [field[0], field]));
