@@ -40,6 +40,7 @@ import {
   plainClaimStatement,
   planPlainClaims,
 } from './plain-claim.js';
+import { columnList } from './recordsets.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -50,6 +51,7 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
+import { docketRuns } from './schema.js';
 import {
   BEGIN,
   compose,
@@ -60,6 +62,12 @@ import {
   writeRowsInOneMessage,
 } from './session.js';
 import type { Statement } from './statement.js';
+
+/**
+ * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a
+ * migration changed the table's column order ("cached plan must not change result type") in processes still running.
+ */
+const RUN_COLUMNS = columnList(docketRuns);
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
@@ -180,14 +188,14 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     if (expired) {
       return [
         {
-          text: `SELECT * FROM ${tables.runs} WHERE namespace = $1 AND lease_expires_at IS NOT NULL
+          text: `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1 AND lease_expires_at IS NOT NULL
             AND lease_expires_at <= $2 ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
           params: [request.namespace, request.now, request.limit],
         },
       ];
     }
     return request.tasks.map((task) => ({
-      text: `SELECT * FROM ${tables.runs} WHERE namespace = $1 AND task_name = $2 AND task_version = $3
+      text: `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1 AND task_name = $2 AND task_version = $3
             AND claim_due_at IS NOT NULL AND claim_due_at <= $4 ORDER BY claim_due_at LIMIT $5 FOR UPDATE SKIP LOCKED`,
       params: [request.namespace, task.name, task.version, request.now, request.limit],
     }));

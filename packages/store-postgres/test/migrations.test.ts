@@ -3,12 +3,13 @@ import { waitFor } from '@docket/core/testing';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzleLite } from 'drizzle-orm/pglite';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
 import { applyMigrations } from '../src/migrations.js';
 import { columnsOf } from '../src/recordsets.js';
 import { docketRuns } from '../src/schema.js';
-import { backend, freshSchema } from './helpers.js';
+import { backend, DATABASE_URL, freshSchema } from './helpers.js';
 
 const DEFINITION = { name: 'layout', version: '1' } as const;
 
@@ -139,4 +140,45 @@ describe('migrations', () => {
       await queue.close();
     }
   });
+
+  // Prepared statements live on the server connections of processes that keep running while another process
+  // migrates; PGlite has no such connections. One connection, so that the second claim meets the first's statement.
+  it.runIf(DATABASE_URL)(
+    'keeps claiming on a connection that prepared its claims after the runs table is rebuilt in another column order',
+    async () => {
+      const schema = schemaName();
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      const store = postgresStore({ pool, schema });
+      const claim = () => {
+        const now = Date.now();
+        return store.claimDue({
+          namespace: 'default',
+          tasks: [DEFINITION],
+          limit: 8,
+          now,
+          plainClaim: { actor: 'worker:test', leaseExpiresAt: now + 30_000, at: new Date(now).toISOString() },
+          plan: () => null,
+        });
+      };
+      try {
+        await store.open();
+        expect(await claim()).toEqual([]);
+        // What a later migration may do: the same columns, in the reverse order, in a new table of the same name.
+        const reversed = columnsOf(docketRuns)
+          .map((c) => `"${c.name}"`)
+          .reverse()
+          .join(', ');
+        await db.query(`BEGIN;
+          CREATE TABLE "${schema}".docket_runs_next AS SELECT ${reversed} FROM "${schema}".docket_runs;
+          DROP TABLE "${schema}".docket_runs;
+          ALTER TABLE "${schema}".docket_runs_next RENAME TO docket_runs;
+          COMMIT`);
+        expect((await columnOrder(schema))[0]).toBe('updated_at');
+        expect(await claim()).toEqual([]);
+      } finally {
+        await store.close();
+        await pool.end();
+      }
+    },
+  );
 });
