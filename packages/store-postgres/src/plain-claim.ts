@@ -12,6 +12,12 @@ import type { Tables } from './run-writes.js';
 import { docketRuns } from './schema.js';
 import type { Statement } from './statement.js';
 
+/**
+ * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a
+ * migration changed the table's column order ("cached plan must not change result type") in processes still running.
+ */
+export const RUN_COLUMNS = columnList(docketRuns);
+
 /** Whether a claim's write is a plain claim: the run goes `running` and no callback event is written. */
 export function isPlainClaim(write: RunWrite): boolean {
   return write.run.status === 'running' && write.events.length === 0;
@@ -40,10 +46,11 @@ export function plainClaimStatement(tables: Tables, request: SelectRequest, clai
   let text = texts.get(key);
   if (text === undefined) {
     // $1 namespace, $2 now, $3 limit, $4 actor, $5 lease expiry, $6 history time, then name and version per task.
-    // The columns by name, not `*`: a prepared statement's result must not change when a migration reorders them.
-    const columns = columnList(docketRuns);
     const perTask = request.tasks.map(
-      (_, i) => `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1::text AND task_name = $${7 + 2 * i}::text
+      (
+        _,
+        i,
+      ) => `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1::text AND task_name = $${7 + 2 * i}::text
           AND task_version = $${8 + 2 * i}::text AND claim_due_at IS NOT NULL AND claim_due_at <= $2::double precision
           ORDER BY claim_due_at LIMIT $3::integer FOR UPDATE SKIP LOCKED`,
     );

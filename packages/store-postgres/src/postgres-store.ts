@@ -39,8 +39,8 @@ import {
   type PlainClaimRow,
   plainClaimStatement,
   planPlainClaims,
+  RUN_COLUMNS,
 } from './plain-claim.js';
-import { columnList } from './recordsets.js';
 import {
   applyLockedWrites,
   type Executor,
@@ -51,7 +51,6 @@ import {
   type Tables,
   wakeNamespaces,
 } from './run-writes.js';
-import { docketRuns } from './schema.js';
 import {
   BEGIN,
   compose,
@@ -62,12 +61,6 @@ import {
   writeRowsInOneMessage,
 } from './session.js';
 import type { Statement } from './statement.js';
-
-/**
- * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a
- * migration changed the table's column order ("cached plan must not change result type") in processes still running.
- */
-const RUN_COLUMNS = columnList(docketRuns);
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).
