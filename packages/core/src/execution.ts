@@ -108,13 +108,6 @@ export async function executePage(
   const flight = new PageFlight(run.runId, token);
   engine.inflight.set(run.runId, flight);
 
-  // Timers get their arguments rather than closures: thousands of pages are in flight at once.
-  const timeout = setTimeout(stopPage, run.policy.timeoutMs, engine, run.runId, 'timeout');
-  const deadline =
-    run.deadlineAt === null
-      ? null
-      : setTimeout(stopPage, Math.max(0, run.deadlineAt - engine.now()), engine, run.runId, 'deadline');
-  const heartbeat = setInterval(renewLease, engine.options.protocol.heartbeatMs, engine, run.runId, token);
   const onCallerAbort = callerSignal ? () => stopPage(engine, run.runId, 'caller') : null;
   if (callerSignal && onCallerAbort) {
     if (callerSignal.aborted) onCallerAbort();
@@ -154,10 +147,11 @@ export async function executePage(
   );
 
   flight.run(handlers, ctx);
+  // The timeout, the deadline and the heartbeat watch a handler that is still running: one that returned (or threw)
+  // synchronously has ended, and its outcome wins over any stop that could come later, so it gets none of them.
+  const timers = flight.ended ? null : startPageTimers(engine, run, token);
   const outcome = await flight.outcome;
-  clearTimeout(timeout);
-  if (deadline !== null) clearTimeout(deadline);
-  clearInterval(heartbeat);
+  if (timers !== null) stopPageTimers(timers);
   if (onCallerAbort) callerSignal?.removeEventListener('abort', onCallerAbort);
 
   try {
@@ -270,6 +264,31 @@ async function settleStop(engine: Engine, runId: string, token: number, reason: 
       // cancelled, lease_lost, budget: another transition already ended this page.
       return;
   }
+}
+
+/** The timers of a page whose handler is running: its timeout, its deadline (if any) and its heartbeat. */
+interface PageTimers {
+  timeout: NodeJS.Timeout;
+  deadline: NodeJS.Timeout | null;
+  heartbeat: NodeJS.Timeout;
+}
+
+function startPageTimers(engine: Engine, run: RunRecord, token: number): PageTimers {
+  // Timers get their arguments rather than closures: thousands of pages are in flight at once.
+  return {
+    timeout: setTimeout(stopPage, run.policy.timeoutMs, engine, run.runId, 'timeout'),
+    deadline:
+      run.deadlineAt === null
+        ? null
+        : setTimeout(stopPage, Math.max(0, run.deadlineAt - engine.now()), engine, run.runId, 'deadline'),
+    heartbeat: setInterval(renewLease, engine.options.protocol.heartbeatMs, engine, run.runId, token),
+  };
+}
+
+function stopPageTimers(timers: PageTimers): void {
+  clearTimeout(timers.timeout);
+  if (timers.deadline !== null) clearTimeout(timers.deadline);
+  clearInterval(timers.heartbeat);
 }
 
 /** Stops this process's page of `runId` (a timer's callback). */

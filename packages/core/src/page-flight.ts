@@ -17,15 +17,23 @@ export class PageFlight implements InFlight {
   readonly outcome: Promise<Outcome>;
   private controller: AbortController | null = null;
   private abortedWith: Error | null = null;
-  private settle!: (outcome: Outcome) => void;
+  /** True once the outcome is settled: a handler that returned synchronously has nothing left to time or stop. */
+  ended = false;
+  private resolve!: (outcome: Outcome) => void;
 
   constructor(
     readonly runId: string,
     readonly token: number,
   ) {
     this.outcome = new Promise<Outcome>((resolve) => {
-      this.settle = resolve;
+      this.resolve = resolve;
     });
+  }
+
+  private settle(outcome: Outcome): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.resolve(outcome);
   }
 
   signal(): AbortSignal {
