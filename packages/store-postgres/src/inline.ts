@@ -26,9 +26,36 @@ function literal(value: unknown): string {
     return `(${value})`;
   }
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
+  if (Array.isArray(value)) return quote(arrayText(value));
   throw new Error(`internal: cannot write a ${typeof value} into SQL`);
 }
+
+/**
+ * An array in PostgreSQL's array text form (`{"a","b",NULL}`), written as one string literal that the statement's
+ * cast (`$n::text[]`) reads: a batch's run ids are one literal, not one quoted literal each inside `ARRAY[...]`.
+ */
+function arrayText(values: readonly unknown[]): string {
+  let text = '';
+  for (const value of values) {
+    text = text.length === 0 ? `{${element(value)}` : `${text},${element(value)}`;
+  }
+  return text.length === 0 ? '{}' : `${text}}`;
+}
+
+/** One element of `arrayText`: strings always in double quotes (backslash and quote escaped), numbers bare. */
+function element(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string')
+    return ARRAY_SPECIAL.test(value) ? `"${value.replace(ARRAY_ESCAPE, '\\$&')}"` : `"${value}"`;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`internal: cannot write ${value} into SQL`);
+    return String(value);
+  }
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  throw new Error(`internal: cannot write a ${typeof value} into an SQL array`);
+}
+const ARRAY_SPECIAL = /["\\]/;
+const ARRAY_ESCAPE = /["\\]/g;
 
 /** A prepared statement's name, its `PREPARE` text and the `EXECUTE` text of one call. */
 export interface PreparedCall {

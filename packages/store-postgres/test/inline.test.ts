@@ -44,7 +44,9 @@ describe('preparedCall', () => {
   it('writes numbers, nulls, booleans and arrays as literals of one EXECUTE', () => {
     const call = preparedCall({ text: 'SELECT $1, $2, $3, $4::text[]', params: [1.5, null, true, ['a', 'b']] });
     expect(call.prepare).toBe(`PREPARE ${call.name} AS SELECT $1, $2, $3, $4::text[]`);
-    expect(call.execute).toBe(`EXECUTE ${call.name}((1.5), NULL, TRUE, ARRAY[$docket$a$docket$, $docket$b$docket$])`);
+    // An array is one literal in PostgreSQL's array form, which the statement's cast reads.
+    const array = ['$docket$', '{"a","b"}', '$docket$'].join('');
+    expect(call.execute).toBe(`EXECUTE ${call.name}((1.5), NULL, TRUE, ${array})`);
     // One name per text, whatever the values: the statement is prepared once per connection.
     expect(preparedCall({ text: 'SELECT $1, $2, $3, $4::text[]', params: [2, 'x', false, []] }).name).toBe(call.name);
     expect(preparedCall({ text: 'SELECT $1', params: [1] }).name).not.toBe(call.name);
@@ -59,6 +61,26 @@ describe('preparedCall', () => {
         // A text of its own per value, so each message prepares its statement once on this connection.
         const call = preparedCall({ text: `SELECT $1::text AS v, ${i} AS i`, params: [text] });
         expect(await read.value(`${call.prepare}; ${call.execute}`)).toBe(text);
+      }
+    } finally {
+      await read.close();
+    }
+  });
+
+  it('round-trips arrays of tricky strings, nulls and numbers through PostgreSQL unchanged', async () => {
+    const read = await simpleQuery();
+    try {
+      const cases: [string, unknown[]][] = [
+        ['text[]', [...TRICKY, null, 'NULL', '{a,b}', ' spaced ', '"quoted"', 'a,b']],
+        ['text[]', []],
+        ['double precision[]', [1.5, -2, 1796195787466, null]],
+      ];
+      for (const [i, [type, values]] of cases.entries()) {
+        const call = preparedCall({
+          text: `SELECT array_to_json($1::${type})::text AS v, ${i} AS i`,
+          params: [values],
+        });
+        expect(JSON.parse((await read.value(`${call.prepare}; ${call.execute}`)) as string)).toEqual(values);
       }
     } finally {
       await read.close();
