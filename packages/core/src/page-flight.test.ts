@@ -15,7 +15,25 @@ describe('PageFlight', () => {
       'ctx',
     );
     expect(seen).toBe('ctx');
+    // Ended at once, and readable without waiting: the page starts no timers and skips an await for it.
+    expect(flight.ended).toBe(true);
+    expect(flight.result).toEqual({ kind: 'returned', value: 'control' });
     await expect(flight.outcome).resolves.toEqual({ kind: 'returned', value: 'control' });
+  });
+
+  it('has not ended while the handler runs, and keeps the first outcome when a stop comes after it', async () => {
+    let finish: (value: string) => void = () => {};
+    const flight = new PageFlight('run-1', 1);
+    flight.run(
+      handler(() => new Promise<string>((resolve) => (finish = resolve))),
+      '',
+    );
+    expect(flight.ended).toBe(false);
+    expect(flight.result).toBeNull();
+    finish('control');
+    await expect(flight.outcome).resolves.toEqual({ kind: 'returned', value: 'control' });
+    flight.abort(new Error('too late'));
+    expect(flight.result).toEqual({ kind: 'returned', value: 'control' });
   });
 
   it('settles with what the handler throws, synchronously or from its promise', async () => {

@@ -19,6 +19,8 @@ export class PageFlight implements InFlight {
   private abortedWith: Error | null = null;
   /** True once the outcome is settled: a handler that returned synchronously has nothing left to time or stop. */
   ended = false;
+  /** The outcome once `ended`, readable without waiting for `outcome`. */
+  result: Outcome | null = null;
   private resolve!: (outcome: Outcome) => void;
 
   constructor(
@@ -33,6 +35,7 @@ export class PageFlight implements InFlight {
   private settle(outcome: Outcome): void {
     if (this.ended) return;
     this.ended = true;
+    this.result = outcome;
     this.resolve(outcome);
   }
 
