@@ -7,7 +7,7 @@ import {
   rowToRun,
   type SelectRequest,
 } from '@docket/core';
-import { columnList } from './recordsets.js';
+import { columnList, columnsOf } from './recordsets.js';
 import type { Tables } from './run-writes.js';
 import { docketRuns } from './schema.js';
 import type { Statement } from './statement.js';
@@ -29,6 +29,54 @@ export function isPlainClaim(write: RunWrite): boolean {
  */
 export type PlainClaimRow = RunRow & { docket_plain: boolean; docket_claimed: number };
 
+/**
+ * The text columns that every run of a task usually holds word for word: its definition hash, policy, callback kinds
+ * and recovery mode. The claim answers each as NULL where it equals the value sent with the statement (the last one
+ * claimed for the request's first task), and `planPlainClaims` puts the value back: the client then reads and keeps
+ * four short strings less per claimed row, and the rows' records share those strings.
+ */
+export interface SharedValues {
+  definition_hash: string | null;
+  policy: string | null;
+  events: string | null;
+  recovery: string | null;
+}
+
+const SHARED = ['definition_hash', 'policy', 'events', 'recovery'] as const;
+const NOTHING_SHARED: SharedValues = Object.freeze({
+  definition_hash: null,
+  policy: null,
+  events: null,
+  recovery: null,
+});
+
+/** What one store last claimed for each task: the `SharedValues` its next claim sends. */
+export class SharedColumns {
+  private readonly byTask = new Map<string, SharedValues>();
+
+  /** The values to send with a claim of `request` (nothing yet: every value comes back in full). */
+  expected(request: SelectRequest): SharedValues {
+    const first = request.tasks[0];
+    return (first && this.byTask.get(taskKey(first.name, first.version))) ?? NOTHING_SHARED;
+  }
+
+  /** Remembers the values of a claimed row, as the next claim of its task will expect them. */
+  learn(row: RunRow): void {
+    const key = taskKey(row.task_name, row.task_version);
+    const known = this.byTask.get(key);
+    if (known && SHARED.every((column) => known[column] === row[column])) return;
+    if (this.byTask.size >= 1_000) this.byTask.clear();
+    this.byTask.set(key, {
+      definition_hash: row.definition_hash,
+      policy: row.policy,
+      events: row.events,
+      recovery: row.recovery,
+    });
+  }
+}
+
+const taskKey = (name: string, version: string) => `${name}\u0000${version}`;
+
 /** The statement text for each set of tables and number of tasks: it depends on nothing else, so it is built once. */
 const texts = new Map<string, string>();
 
@@ -40,12 +88,18 @@ const texts = new Map<string, string>();
  * `docket_plain` where it was claimed (`docket_claimed` counts the rows written, which must be as many). The rows it
  * selected but did not claim (a deadline passed, a time trigger fired) are left for core's plans on the ordinary path.
  */
-export function plainClaimStatement(tables: Tables, request: SelectRequest, claim: PlainClaim): Statement {
+export function plainClaimStatement(
+  tables: Tables,
+  request: SelectRequest,
+  claim: PlainClaim,
+  shared: SharedValues = NOTHING_SHARED,
+): Statement {
   const tasks = request.tasks.length;
   const key = `${tables.runs}\n${tasks}`;
   let text = texts.get(key);
   if (text === undefined) {
-    // $1 namespace, $2 now, $3 limit, $4 actor, $5 lease expiry, $6 history time, then name and version per task.
+    // $1 namespace, $2 now, $3 limit, $4 actor, $5 lease expiry, $6 history time, then name and version per task,
+    // then the shared values (`SharedValues`, in `SHARED` order).
     const perTask = request.tasks.map(
       (
         _,
@@ -76,7 +130,8 @@ export function plainClaimStatement(tables: Tables, request: SelectRequest, clai
         RETURNING r.run_id, c.revision + 1 AS seq, c.status AS from_status),
       h AS (INSERT INTO ${tables.history} (run_id, seq, at, from_status, to_status, reason, actor, detail)
         SELECT run_id, seq, $6::text, from_status, 'running', 'CLAIMED', $4::text, NULL FROM u)
-      SELECT c.*, ${plain} AS docket_plain, (SELECT count(*)::integer FROM u) AS docket_claimed FROM c`;
+      SELECT ${answerColumns(tasks, 7 + 2 * tasks)}, ${plain} AS docket_plain,
+        (SELECT count(*)::integer FROM u) AS docket_claimed FROM c`;
     texts.set(key, text);
   }
   const params: unknown[] = [
@@ -88,7 +143,37 @@ export function plainClaimStatement(tables: Tables, request: SelectRequest, clai
     claim.at,
   ];
   for (const task of request.tasks) params.push(task.name, task.version);
+  for (const column of SHARED) params.push(shared[column]);
   return { text, params };
+}
+
+/**
+ * The claim's answer columns: the namespace as NULL (the request's own), the task's name and version as NULL when the
+ * request has one task, and the `SHARED` columns as NULL where they equal the values sent from `$first` on.
+ */
+function answerColumns(tasks: number, first: number): string {
+  return columnsOf(docketRuns)
+    .map(({ name }) => {
+      if (name === 'namespace' || (tasks === 1 && (name === 'task_name' || name === 'task_version'))) {
+        return `NULL::text AS "${name}"`;
+      }
+      const shared = SHARED.indexOf(name as (typeof SHARED)[number]);
+      return shared < 0 ? `c."${name}"` : `NULLIF(c."${name}", $${first + shared}::text) AS "${name}"`;
+    })
+    .join(', ');
+}
+
+/** Puts back into a claimed row what the claim answered as NULL (see `answerColumns`), from the values it sent. */
+function restoreRow(row: PlainClaimRow, request: SelectRequest, shared: SharedValues): void {
+  row.namespace ??= request.namespace;
+  const only = request.tasks.length === 1 ? request.tasks[0] : undefined;
+  if (only !== undefined) {
+    row.task_name ??= only.name;
+    row.task_version ??= only.version;
+  }
+  for (const column of SHARED) {
+    if (row[column] === null) row[column] = shared[column] as string;
+  }
 }
 
 /** What the plain-claim statement's rows come to: the runs claimed, and the rows left for the ordinary path. */
@@ -105,7 +190,13 @@ export interface PlainClaimResult {
  * Hands every claimed row, as it was before the statement, to core's plan and keeps the runs whose plan is exactly
  * the write the statement made (`isPlainClaimOf`); the others are reported, never executed.
  */
-export function planPlainClaims(request: SelectRequest, claim: PlainClaim, rows: PlainClaimRow[]): PlainClaimResult {
+export function planPlainClaims(
+  request: SelectRequest,
+  claim: PlainClaim,
+  rows: PlainClaimRow[],
+  shared: SharedValues = NOTHING_SHARED,
+  learned?: SharedColumns,
+): PlainClaimResult {
   const result: PlainClaimResult = { claimed: [], leftover: 0, disagreed: [] };
   const marked = rows.reduce((n, row) => n + (row.docket_plain ? 1 : 0), 0);
   if (rows.length > 0 && marked !== rows[0]?.docket_claimed) {
@@ -116,6 +207,8 @@ export function planPlainClaims(request: SelectRequest, claim: PlainClaim, rows:
       result.leftover++;
       continue;
     }
+    restoreRow(row, request, shared);
+    learned?.learn(row);
     const current = rowToRun(row);
     const write = request.plan(current);
     if (write !== null && isPlainClaimOf(current, write, claim, request.now)) result.claimed.push(write);

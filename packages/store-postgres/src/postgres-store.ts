@@ -40,6 +40,7 @@ import {
   plainClaimStatement,
   planPlainClaims,
   RUN_COLUMNS,
+  SharedColumns,
 } from './plain-claim.js';
 import {
   applyLockedWrites,
@@ -132,6 +133,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   const applyWrite = (tx: Executor, current: RunRecord, write: RunWrite) =>
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
+  const sharedColumns = new SharedColumns();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -215,10 +217,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
             let ordinary = request;
             const claim = expired ? undefined : plainClaimOf(request);
             if (claim !== undefined) {
+              const shared = sharedColumns.expected(request);
               const plain = planPlainClaims(
                 request,
                 claim,
-                await rows<PlainClaimRow>(tx, plainClaimStatement(tables, request, claim)),
+                await rows<PlainClaimRow>(tx, plainClaimStatement(tables, request, claim, shared)),
+                shared,
+                sharedColumns,
               );
               claimed = plain.claimed.map((w) => w.run);
               if (plain.leftover === 0 || claimed.length >= request.limit) return claimed;
@@ -247,12 +252,13 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
    * no callback event and leaves nothing claimable, as in `selectAndPlan`).
    */
   async function claimPlain(session: Session, request: SelectRequest, claim: PlainClaim): Promise<PlainClaimResult> {
-    const call = preparedCall(plainClaimStatement(tables, request, claim));
+    const shared = sharedColumns.expected(request);
+    const call = preparedCall(plainClaimStatement(tables, request, claim, shared));
     const outcome = new OutcomeTracker();
     outcome.committing();
     try {
       const rows = (await writeRowsInOneMessage(session, call, [], [...BEGIN, UNFLUSHED_COMMIT])) as PlainClaimRow[];
-      return planPlainClaims(request, claim, rows);
+      return planPlainClaims(request, claim, rows, shared, sharedColumns);
     } catch (error) {
       throw classify(error, outcome, 'store.claimDue', {});
     }

@@ -11,11 +11,13 @@ import {
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresStore, postgresStore } from '../src/index.js';
+import { plainClaimStatement } from '../src/plain-claim.js';
 import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 const ACTOR = 'worker:plain';
 const LEASE_MS = 30_000;
 const A = { name: 'plain-a', version: '1' };
+const B = { name: 'plain-b', version: '1', policy: { attempts: 5 }, events: ['success' as const] };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -140,6 +142,63 @@ describe('the one-statement plain claim', () => {
     failing = false;
     const second = await store.claimDue(claimRequest([A], 8).request);
     expect(second.map((run) => [run.runId, run.status])).toEqual([[late.runId, 'cancelled']]);
+  });
+
+  it('puts back what the claim answers as NULL: every claimed run is its stored row, for one task and for two', async () => {
+    const { schema, store, a } = await setup();
+    const producer = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
+    cleanups.push(() => producer.close());
+    const b = producer.define(B);
+    await producer.ready();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await a.start({ query: { a: i } })).runId);
+    for (let i = 0; i < 2; i++) ids.push((await b.start({ query: { b: i } })).runId);
+    // The first claim of A knows nothing yet; the second sends what the first read; the third asks for both tasks,
+    // so B's rows, which differ from A's in policy and callback kinds, come back in full.
+    const claims = [
+      await store.claimDue(claimRequest([A], 1).request),
+      await store.claimDue(claimRequest([A], 1).request),
+      await store.claimDue(claimRequest([A, B], 8).request),
+    ];
+    expect(claims.map((runs) => runs.length)).toEqual([1, 1, 3]);
+    const claimed = claims.flat();
+    expect(claimed.map((run) => run.runId).sort()).toEqual([...ids].sort());
+    for (const run of claimed) expect(run).toEqual(await stored(store, run.runId));
+    expect(claimed.filter((run) => run.taskName === B.name).map((run) => run.policy.attempts)).toEqual([5, 5]);
+  });
+
+  it.runIf(DATABASE_URL)('answers a shared column as NULL only where it equals the value the claim sent', async () => {
+    const { schema, a } = await setup();
+    const { runId } = await a.start({ query: 'shared' });
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    try {
+      const row = (
+        await client.query<Record<string, unknown>>(`SELECT * FROM "${schema}".docket_runs WHERE run_id = $1`, [runId])
+      ).rows[0] as Record<string, string>;
+      const name = (table: string) => `"${schema}"."${table}"`;
+      const tables = { runs: name('docket_runs'), history: name('docket_history'), events: '', channel: '' };
+      const { request } = claimRequest([A], 8);
+      // The policy and the recovery mode as stored; the hash and the callback kinds as some other task's.
+      const shared = { definition_hash: 'other', policy: row.policy, events: '["success"]', recovery: row.recovery };
+      const { text, params } = plainClaimStatement(tables, request, request.plainClaim!, shared);
+      await client.query('BEGIN');
+      const answer = (await client.query<Record<string, unknown>>(text, params as unknown[])).rows;
+      await client.query('ROLLBACK');
+      expect(answer).toHaveLength(1);
+      expect(answer[0]).toMatchObject({
+        run_id: runId,
+        namespace: null,
+        task_name: null,
+        task_version: null,
+        policy: null,
+        recovery: null,
+        definition_hash: row.definition_hash,
+        events: row.events,
+      });
+    } finally {
+      await client.end();
+    }
   });
 
   it.runIf(DATABASE_URL)('takes one round trip on node-postgres', async () => {
