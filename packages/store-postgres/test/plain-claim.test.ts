@@ -147,7 +147,9 @@ describe('the one-statement plain claim', () => {
   it('puts back what the claim answers as NULL: every claimed run is its stored row, for one task and for two', async () => {
     const { schema, store, a } = await setup();
     const producer = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
-    cleanups.push(() => producer.close());
+    cleanups.push(async () => {
+      await producer.close();
+    });
     const b = producer.define(B);
     await producer.ready();
     const ids = [];
@@ -180,7 +182,12 @@ describe('the one-statement plain claim', () => {
       const tables = { runs: name('docket_runs'), history: name('docket_history'), events: '', channel: '' };
       const { request } = claimRequest([A], 8);
       // The policy and the recovery mode as stored; the hash and the callback kinds as some other task's.
-      const shared = { definition_hash: 'other', policy: row.policy, events: '["success"]', recovery: row.recovery };
+      const shared = {
+        definition_hash: 'other',
+        policy: row.policy as string,
+        events: '["success"]',
+        recovery: row.recovery as string,
+      };
       const { text, params } = plainClaimStatement(tables, request, request.plainClaim!, shared);
       await client.query('BEGIN');
       const answer = (await client.query<Record<string, unknown>>(text, params as unknown[])).rows;
