@@ -149,7 +149,7 @@ export async function executePage(
   flight.run(handlers, ctx);
   // The timeout, the deadline and the heartbeat watch a handler that is still running: one that returned (or threw)
   // synchronously has ended, and its outcome wins over any stop that could come later, so it gets none of them.
-  const timers = flight.ended ? null : startPageTimers(engine, run, token);
+  const timers = flight.result !== null ? null : startPageTimers(engine, run, token);
   // An outcome already settled is read as it is: one await (and turn of the microtask queue) less per page.
   const outcome = flight.result ?? (await flight.outcome);
   if (timers !== null) stopPageTimers(timers);

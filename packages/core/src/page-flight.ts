@@ -17,9 +17,10 @@ export class PageFlight implements InFlight {
   readonly outcome: Promise<Outcome>;
   private controller: AbortController | null = null;
   private abortedWith: Error | null = null;
-  /** True once the outcome is settled: a handler that returned synchronously has nothing left to time or stop. */
-  ended = false;
-  /** The outcome once `ended`, readable without waiting for `outcome`. */
+  /**
+   * The outcome once settled, readable without waiting for `outcome`; `null` while the handler runs. A handler that
+   * returned synchronously has it at once, and nothing left to time or stop.
+   */
   result: Outcome | null = null;
   private resolve!: (outcome: Outcome) => void;
 
@@ -33,8 +34,7 @@ export class PageFlight implements InFlight {
   }
 
   private settle(outcome: Outcome): void {
-    if (this.ended) return;
-    this.ended = true;
+    if (this.result !== null) return;
     this.result = outcome;
     this.resolve(outcome);
   }
