@@ -51,6 +51,11 @@ export type PostgresStoreOptions = (
 ) & {
   /** The schema Docket's tables live in (several installations can share a database); default `docket`. */
   schema?: string;
+  /**
+   * Whether a claim's transaction stays open for the rest of the event loop's turn, so that the pages that settle
+   * synchronously commit together with their claim (see the package README, "Held claims"); default `true`.
+   */
+  holdClaims?: boolean;
 };
 
 /**
@@ -69,7 +74,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     );
   }
   for (const key of Object.keys(options)) {
-    if (!['connectionString', 'pool', 'client', 'pglite', 'schema', 'poolConfig'].includes(key)) {
+    if (!['connectionString', 'pool', 'client', 'pglite', 'schema', 'poolConfig', 'holdClaims'].includes(key)) {
       throw new DocketError('CONFIG_INVALID', `unknown option ${key}`, { operation: 'postgresStore' });
     }
   }
@@ -84,8 +89,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       { operation: 'postgresStore', details: { path: options.pool === undefined ? 'client' : 'pool' } },
     );
   }
+  if (options.holdClaims !== undefined && typeof options.holdClaims !== 'boolean') {
+    throw new DocketError('CONFIG_INVALID', 'holdClaims must be a boolean', {
+      operation: 'postgresStore',
+      details: { path: 'holdClaims' },
+    });
+  }
   const normalized = pool === undefined ? options : ({ pool, schema: options.schema } as PostgresStoreOptions);
-  return createPostgresStore(() => connect(normalized), options.schema ?? 'docket');
+  return createPostgresStore(() => connect(normalized), options.schema ?? 'docket', {
+    holdClaims: options.holdClaims ?? true,
+  });
 }
 
 /** A pg Pool (it counts its clients), as opposed to one pg Client. */

@@ -87,25 +87,29 @@ const texts = new Map<string, string>();
  * with their history entries, and answers every selected row as it was before the statement, marked
  * `docket_plain` where it was claimed (`docket_claimed` counts the rows written, which must be as many). The rows it
  * selected but did not claim (a deadline passed, a time trigger fired) are left for core's plans on the ordinary path.
+ * With `hold` it writes nothing: it selects and locks the same rows and answers them marked the same way, and the
+ * caller writes the claims later in the same transaction (see `held-claims.ts`).
  */
 export function plainClaimStatement(
   tables: Tables,
   request: SelectRequest,
   claim: PlainClaim,
   shared: SharedValues = NOTHING_SHARED,
+  hold = false,
 ): Statement {
   const tasks = request.tasks.length;
-  const key = `${tables.runs}\n${tasks}`;
+  const key = `${tables.runs}\n${tasks}\n${hold}`;
+  // $1 namespace, $2 now, $3 limit, then (unless held) $4 actor, $5 lease expiry, $6 history time, then name and
+  // version per task, then the shared values (`SharedValues`, in `SHARED` order).
+  const firstTask = hold ? 4 : 7;
   let text = texts.get(key);
   if (text === undefined) {
-    // $1 namespace, $2 now, $3 limit, $4 actor, $5 lease expiry, $6 history time, then name and version per task,
-    // then the shared values (`SharedValues`, in `SHARED` order).
     const perTask = request.tasks.map(
       (
         _,
         i,
-      ) => `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1::text AND task_name = $${7 + 2 * i}::text
-          AND task_version = $${8 + 2 * i}::text AND claim_due_at IS NOT NULL AND claim_due_at <= $2::double precision
+      ) => `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1::text AND task_name = $${firstTask + 2 * i}::text
+          AND task_version = $${firstTask + 1 + 2 * i}::text AND claim_due_at IS NOT NULL AND claim_due_at <= $2::double precision
           ORDER BY claim_due_at LIMIT $3::integer FOR UPDATE SKIP LOCKED`,
     );
     // One task's rows come straight from its index scan; several tasks' (one locking CTE each, since a locking
@@ -119,10 +123,14 @@ export function plainClaimStatement(
     // Whether the plain claim applies to a selected row: the condition of `qualifiesForPlainClaim`.
     const plain = `(c.status = 'pending' OR (c.status = 'retrying' AND (c.due_at IS NULL OR c.due_at <= $2::double precision)))
           AND (c.deadline_at IS NULL OR c.deadline_at > $2::double precision)`;
+    const answer = answerColumns(tasks, firstTask + 2 * tasks);
     // No join between the CTEs: with a generic plan the server expects one row in each and would compare every pair.
     // The update answers what the history rows need; the answer marks the claimed rows by the same condition, and
     // counts the update's rows so that the caller can check the two agree.
-    text = `WITH ${selected},
+    text = hold
+      ? `WITH ${selected}
+      SELECT ${answer}, ${plain} AS docket_plain, (SELECT count(*)::integer FROM c WHERE ${plain}) AS docket_claimed FROM c`
+      : `WITH ${selected},
       u AS (UPDATE ${tables.runs} AS r SET status = 'running', reason = 'CLAIMED', revision = c.revision + 1,
           due_at = NULL, claim_due_at = NULL, fence = c.fence + 1, lease_owner = $4::text, lease_token = c.fence + 1,
           lease_expires_at = $5::double precision, updated_at = $2::double precision
@@ -130,18 +138,12 @@ export function plainClaimStatement(
         RETURNING r.run_id, c.revision + 1 AS seq, c.status AS from_status),
       h AS (INSERT INTO ${tables.history} (run_id, seq, at, from_status, to_status, reason, actor, detail)
         SELECT run_id, seq, $6::text, from_status, 'running', 'CLAIMED', $4::text, NULL FROM u)
-      SELECT ${answerColumns(tasks, 7 + 2 * tasks)}, ${plain} AS docket_plain,
+      SELECT ${answer}, ${plain} AS docket_plain,
         (SELECT count(*)::integer FROM u) AS docket_claimed FROM c`;
     texts.set(key, text);
   }
-  const params: unknown[] = [
-    request.namespace,
-    request.now,
-    request.limit,
-    claim.actor,
-    claim.leaseExpiresAt,
-    claim.at,
-  ];
+  const params: unknown[] = [request.namespace, request.now, request.limit];
+  if (!hold) params.push(claim.actor, claim.leaseExpiresAt, claim.at);
   for (const task of request.tasks) params.push(task.name, task.version);
   for (const column of SHARED) params.push(shared[column]);
   return { text, params };
@@ -180,6 +182,8 @@ function restoreRow(row: PlainClaimRow, request: SelectRequest, shared: SharedVa
 export interface PlainClaimResult {
   /** Core's write for each run the statement claimed, where it is exactly the plain claim. */
   claimed: RunWrite[];
+  /** The row of each claimed run as it was before the claim, in the order of `claimed`. */
+  before: RunRecord[];
   /** Rows selected but not claimed: they qualified for no plain claim, so core plans them the ordinary way. */
   leftover: number;
   /** Runs the statement claimed whose plan was not the plain claim (a bug): recovery takes them when the lease ends. */
@@ -197,7 +201,7 @@ export function planPlainClaims(
   shared: SharedValues = NOTHING_SHARED,
   learned?: SharedColumns,
 ): PlainClaimResult {
-  const result: PlainClaimResult = { claimed: [], leftover: 0, disagreed: [] };
+  const result: PlainClaimResult = { claimed: [], before: [], leftover: 0, disagreed: [] };
   const marked = rows.reduce((n, row) => n + (row.docket_plain ? 1 : 0), 0);
   if (rows.length > 0 && marked !== rows[0]?.docket_claimed) {
     throw new Error(`internal: the plain claim wrote ${rows[0]?.docket_claimed} runs but marked ${marked}`);
@@ -211,8 +215,10 @@ export function planPlainClaims(
     learned?.learn(row);
     const current = rowToRun(row);
     const write = request.plan(current);
-    if (write !== null && isPlainClaimOf(current, write, claim, request.now)) result.claimed.push(write);
-    else result.disagreed.push(current);
+    if (write !== null && isPlainClaimOf(current, write, claim, request.now)) {
+      result.claimed.push(write);
+      result.before.push(current);
+    } else result.disagreed.push(current);
   }
   return result;
 }

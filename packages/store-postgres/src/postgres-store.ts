@@ -30,6 +30,7 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';
 import { classify, OutcomeTracker } from './errors.js';
+import { HeldClaims, type HeldGroup } from './held-claims.js';
 import { notifyText, type PreparedCall, preparedCall } from './inline.js';
 import { KnownRuns } from './known-runs.js';
 import { applyMigrations } from './migrations.js';
@@ -95,7 +96,11 @@ export interface PostgresStore extends Store<PostgresTransaction> {
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Creates the store on a connection made by `connect` (see `index.ts` for `connectionString`, `pool`, `pglite`). */
-export function createPostgresStore(connect: () => Promise<PostgresConnection>, schema = 'docket'): PostgresStore {
+export function createPostgresStore(
+  connect: () => Promise<PostgresConnection>,
+  schema = 'docket',
+  { holdClaims = true }: { holdClaims?: boolean } = {},
+): PostgresStore {
   if (!SCHEMA.test(schema)) {
     throw new DocketError('CONFIG_INVALID', 'schema must be a lowercase SQL identifier', {
       operation: 'postgresStore',
@@ -134,6 +139,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     applyLockedWrites(tx, tables, [{ current, write }]);
   const known = new KnownRuns();
   const sharedColumns = new SharedColumns();
+  const held = new HeldClaims();
 
   async function writeEvent(tx: Executor, current: CallbackEventRecord, next: CallbackEventRecord) {
     checkEventWrite(current, next);
@@ -265,6 +271,58 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
   }
 
   /**
+   * The plain claim with its transaction held open (see `held-claims.ts`): `BEGIN` and the locking select in one round
+   * trip, core's plans, then the runs are handed out while the transaction stays open until the end of this turn of
+   * the event loop; the pages whose pure commit plans arrive by then are written with their claims, in one statement,
+   * and the transaction commits. When rows were left for the ordinary path (or none was claimed) it writes and commits
+   * at once instead, before handing anything out.
+   */
+  function claimHeld(session: Session, request: SelectRequest, claim: PlainClaim): Promise<PlainClaimResult> {
+    return new Promise<PlainClaimResult>((answer, refuse) => {
+      let group: HeldGroup | null = null;
+      const outcome = new OutcomeTracker();
+      session(async (send) => {
+        const shared = sharedColumns.expected(request);
+        const select = preparedCall(plainClaimStatement(tables, request, claim, shared, true));
+        const selected = await sendParts(send, [...BEGIN, select]);
+        const plain = planPlainClaims(request, claim, selected[BEGIN.length] as PlainClaimRow[], shared, sharedColumns);
+        const writes = plain.claimed.map((write, i) => ({ current: plain.before[i] as RunRecord, write }));
+        if (writes.length === 0 || plain.leftover > 0) {
+          const parts: (string | PreparedCall)[] = [UNFLUSHED_COMMIT];
+          if (writes.length > 0) parts.push(preparedCall(runWritesStatement(tables, writes, { allLocked: true })));
+          outcome.committing();
+          await sendParts(send, [...parts, 'COMMIT']);
+          for (const w of writes) known.committed(w.write.run);
+          answer(plain);
+          return;
+        }
+        const holding = held.hold(writes);
+        group = holding;
+        answer(plain);
+        // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const all = held.close(holding);
+        const durability = held.fusedAny(holding) ? [] : [UNFLUSHED_COMMIT];
+        const notify = [...wakeNamespaces(all)].map((ns) => notifyText(channel, ns));
+        outcome.committing();
+        await sendParts(send, [
+          ...durability,
+          preparedCall(runWritesStatement(tables, all, { allLocked: true, claimedFirst: claim })),
+          ...notify,
+          'COMMIT',
+        ]);
+        held.committed(holding, known);
+      }).catch((error) => {
+        if (group === null) {
+          refuse(classify(error, outcome, 'store.claimDue', {}));
+          return;
+        }
+        held.failed(group, known, (runId) => classify(error, outcome, 'store.transact', { runId }));
+      });
+    });
+  }
+
+  /**
    * A claim on one connection: the due runs that qualify for the plain claim (one round trip, `claimPlain`), and the
    * ordinary claim for any selected run that did not: `BEGIN` and the locking selects, then (after core's plans) the writes, their notifications and `COMMIT`,
    * all through statements prepared once per connection. A transaction of plain claims only does not wait for the
@@ -274,7 +332,7 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
     if (!expired) {
       const claim = plainClaimOf(request);
       if (claim !== undefined) {
-        const plain = await claimPlain(session, request, claim);
+        const plain = holdClaims ? await claimHeld(session, request, claim) : await claimPlain(session, request, claim);
         const runs = plain.claimed.map((w) => w.run);
         if (plain.leftover === 0 || runs.length >= request.limit) return runs;
         // What it left (a deadline passed, a time trigger fired) core plans the ordinary way, in the room left. The
@@ -465,6 +523,12 @@ export function createPostgresStore(connect: () => Promise<PostgresConnection>, 
       plan: TransactPlan<T, PostgresTransaction>,
       options?: TransactOptions,
     ): Promise<T> {
+      const holding = held.ended(runId);
+      if (holding !== undefined) {
+        // The run's claim has not committed yet: a pure plan goes into the claim's transaction if it can.
+        const fused = options?.pure === true ? held.fuse(namespace, runId, plan) : undefined;
+        return fused ?? holding.then(() => store.transact(namespace, runId, plan, options));
+      }
       if (options?.pure === true) return transactGrouped<T>(namespace, runId, plan);
       known.forget(runId);
       let written: RunRecord | null = null;

@@ -2,7 +2,9 @@ import {
   type CreateRunRequest,
   checkWrite,
   eventParams,
+  type HistoryEntry,
   historyParams,
+  type PlainClaim,
   type RunRecord,
   type RunRow,
   type RunWrite,
@@ -81,7 +83,11 @@ export function wakeNamespaces(writes: readonly PendingWrite[], landed?: Readonl
 export function runWritesStatement(
   tables: Tables,
   writes: readonly PendingWrite[],
-  { allLocked = false, skipLocked = false }: { allLocked?: boolean; skipLocked?: boolean } = {},
+  {
+    allLocked = false,
+    skipLocked = false,
+    claimedFirst,
+  }: { allLocked?: boolean; skipLocked?: boolean; claimedFirst?: PlainClaim } = {},
 ): Statement {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
@@ -92,8 +98,11 @@ export function runWritesStatement(
     const delta = runChanges(current, write.run);
     for (const column in delta) changed.add(column as keyof RunRow);
     deltas.push(delta);
-    for (const entry of write.history)
-      history.push(historyParams(write.run.runId, entry) as unknown as Record<string, unknown>);
+    // With `claimedFirst`, every write's first entry is that plain claim's, which the statement writes itself.
+    for (let i = claimedFirst === undefined ? 0 : 1; i < write.history.length; i++)
+      history.push(
+        historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
+      );
     for (const event of write.events) events.push(eventParams(event));
   }
   changed.delete('run_id');
@@ -106,6 +115,7 @@ export function runWritesStatement(
       expected_lease_expires_at: current.lease?.expiresAt ?? null,
       expected_model_calls_used: current.modelCallsUsed,
     };
+    if (claimedFirst !== undefined) row.claimed_from = current.status;
     for (const column of columns) row[column] = column in delta ? delta[column] : runColumn(write.run, column);
     return row;
   });
@@ -113,7 +123,12 @@ export function runWritesStatement(
   const v = compactRows(
     params,
     runs,
-    [RUN_ID, ...GUARD, ...columns.map((name) => ({ name, type: RUN_TYPES.get(name) as string }))],
+    [
+      RUN_ID,
+      ...GUARD,
+      ...(claimedFirst === undefined ? [] : [CLAIMED_FROM]),
+      ...columns.map((name) => ({ name, type: RUN_TYPES.get(name) as string })),
+    ],
     'v',
     ['run_id'],
   );
@@ -136,8 +151,14 @@ export function runWritesStatement(
           AND r.revision = ${v.column('expected_revision')}
           AND r.lease_expires_at IS NOT DISTINCT FROM ${v.column('expected_lease_expires_at')}
           AND r.model_calls_used = ${v.column('expected_model_calls_used')}
-        RETURNING r.run_id)`,
+        RETURNING r.run_id${claimedFirst === undefined ? '' : `, ${v.column('expected_revision')} + 1 AS claimed_seq, ${v.column('claimed_from')} AS claimed_from`})`,
   ];
+  if (claimedFirst !== undefined) {
+    const { at, actor } = claimedFirst;
+    parts.push(`c AS (INSERT INTO ${tables.history} (run_id, seq, at, from_status, to_status, reason, actor, detail)
+        SELECT run_id, claimed_seq, ${params.add(at, 'text')}, claimed_from, 'running', 'CLAIMED',
+          ${params.add(actor, 'text')}, NULL FROM u)`);
+  }
   if (history.length > 0) {
     const x = compactRows(params, history, columnsOf(docketHistory), 'x', ['run_id']);
     const values = columnsOf(docketHistory)
@@ -159,6 +180,7 @@ export function runWritesStatement(
 }
 
 const RUN_ID = { name: 'run_id', type: 'text' };
+const CLAIMED_FROM = { name: 'claimed_from', type: 'text' };
 const RUN_TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 
 /** The columns a guarded write compares before it writes. */

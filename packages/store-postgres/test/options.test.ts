@@ -24,7 +24,7 @@ describe('postgresStore options', () => {
     void pool.end();
   });
 
-  it('refuses unknown options, a bad schema name and a connection string that is not a string', () => {
+  it('refuses unknown options, a bad schema name, a connection string that is not a string and a holdClaims that is not a boolean', () => {
     expect(thrown(() => postgresStore({ connectionString: 'postgres://x', scheme: 'a' } as never)).message).toMatch(
       /unknown option scheme/,
     );
@@ -32,6 +32,9 @@ describe('postgresStore options', () => {
       'CONFIG_INVALID',
     );
     expect(thrown(() => postgresStore({ connectionString: 42 } as never)).message).toMatch(/must be a string/);
+    expect(thrown(() => postgresStore({ connectionString: 'postgres://x', holdClaims: 'yes' } as never))).toMatchObject(
+      { code: 'CONFIG_INVALID', details: { path: 'holdClaims' } },
+    );
   });
 
   it('takes a pg Pool as pool or as client, and refuses a single pg Client with the reason', () => {

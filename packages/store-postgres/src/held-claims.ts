@@ -1,0 +1,139 @@
+import {
+  type CallbackEventRecord,
+  checkWrite,
+  type HistoryEntry,
+  isThenable,
+  type PlanResult,
+  type RunRecord,
+  type TransactPlan,
+} from '@docket/core';
+import type { KnownRuns } from './known-runs.js';
+import type { PendingWrite } from './run-writes.js';
+
+/** A pure plan folded into a held run: its value is answered once the claim's transaction commits. */
+interface Fused {
+  value: unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** One run of a held claim: its row as the claim selected it, and everything the transaction will write for it. */
+interface HeldRun {
+  group: HeldGroup;
+  base: RunRecord;
+  latest: RunRecord;
+  history: HistoryEntry[];
+  events: CallbackEventRecord[];
+  fused: Fused[];
+}
+
+/** The runs of one held claim transaction. `done` resolves (never rejects) once it committed or failed. */
+export interface HeldGroup {
+  closed: boolean;
+  runs: HeldRun[];
+  done: Promise<void>;
+  finish: () => void;
+}
+
+/**
+ * Claims whose transaction is still open: the claim locked and selected the rows, core planned the claims, the runs
+ * were handed to their pages, and the writes wait for the end of the current turn of the event loop. A page whose
+ * handler settled synchronously (or within the same turn) sends its pure commit plan here; it is decided on the claimed
+ * record and written together with the claim, in the claim's transaction: one row version and one commit instead of
+ * two of each. Every other call for a held run waits until the claim's transaction has ended.
+ */
+export class HeldClaims {
+  private readonly held = new Map<string, HeldRun>();
+
+  /** Holds the claims `writes` (each run's row as selected and core's claim) in a new group. */
+  hold(writes: readonly PendingWrite[]): HeldGroup {
+    let finish: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const group: HeldGroup = { closed: false, runs: [], done, finish };
+    for (const { current, write } of writes) {
+      const run: HeldRun = {
+        group,
+        base: current,
+        latest: write.run,
+        history: [...write.history],
+        events: [...write.events],
+        fused: [],
+      };
+      group.runs.push(run);
+      this.held.set(current.runId, run);
+    }
+    return group;
+  }
+
+  /** The end of the held claim of `runId`'s transaction, or `undefined` when the run is not held. */
+  ended(runId: string): Promise<void> | undefined {
+    return this.held.get(runId)?.group.done;
+  }
+
+  /**
+   * Folds a pure plan into the held claim of its run: answers its value's promise, or `undefined` when the run is not
+   * held (any more), or the plan answered a promise, wrote nothing, threw, or broke the write contract: then the
+   * caller waits for `ended` and decides it again on the committed row.
+   */
+  fuse<T>(namespace: string, runId: string, plan: TransactPlan<T, never>): Promise<T> | undefined {
+    const run = this.held.get(runId);
+    if (run === undefined || run.group.closed || run.latest.namespace !== namespace) return undefined;
+    let planned: PlanResult<T>;
+    try {
+      const answer = plan(undefined as never, run.latest);
+      if (isThenable(answer)) return undefined;
+      planned = answer;
+      if (planned.write === null) return undefined;
+      checkWrite(run.latest, planned.write);
+    } catch {
+      return undefined;
+    }
+    const { write, value } = planned;
+    run.latest = write.run;
+    run.history.push(...write.history);
+    run.events.push(...write.events);
+    return new Promise<T>((resolve, reject) => {
+      run.fused.push({ value, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /** Closes a group to fusing and answers its writes: each run from its selected row to its latest record. */
+  close(group: HeldGroup): PendingWrite[] {
+    group.closed = true;
+    return group.runs.map((run) => ({
+      current: run.base,
+      write: { run: run.latest, history: run.history, events: run.events },
+    }));
+  }
+
+  /** Whether a closed group folded any plan in (its commit must then wait for the flush, as every settle's does). */
+  fusedAny(group: HeldGroup): boolean {
+    return group.runs.some((run) => run.fused.length > 0);
+  }
+
+  /** The group's transaction committed: answers the fused plans and remembers the written rows. */
+  committed(group: HeldGroup, known: KnownRuns): void {
+    for (const run of group.runs) {
+      known.committed(run.latest);
+      this.release(run);
+      for (const fused of run.fused) fused.resolve(fused.value);
+    }
+    group.finish();
+  }
+
+  /** The group's transaction failed or its outcome is unknown: rejects the fused plans with `error(runId)`. */
+  failed(group: HeldGroup, known: KnownRuns, error: (runId: string) => unknown): void {
+    for (const run of group.runs) {
+      known.forget(run.base.runId);
+      this.release(run);
+      for (const fused of run.fused) fused.reject(error(run.base.runId));
+    }
+    group.finish();
+  }
+
+  private release(run: HeldRun): void {
+    if (this.held.get(run.base.runId) === run) this.held.delete(run.base.runId);
+  }
+}

@@ -1,0 +1,213 @@
+import {
+  createQueue,
+  type PlainClaim,
+  type PlanResult,
+  planClaim,
+  type RunRecord,
+  type SelectRequest,
+  transition,
+} from '@docket/core';
+import { waitFor } from '@docket/core/testing';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postgresStore } from '../src/index.js';
+import { UNFLUSHED_COMMIT } from '../src/session.js';
+import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
+
+const TASK = { name: 'held', version: '1' };
+const ACTOR = 'worker:held';
+const LEASE_MS = 30_000;
+
+/** A claim request for TASK as the worker loop makes it. */
+function claimRequest(now = Date.now()): SelectRequest {
+  const plainClaim: PlainClaim = { actor: ACTOR, leaseExpiresAt: now + LEASE_MS, at: new Date(now).toISOString() };
+  return {
+    namespace: 'default',
+    tasks: [TASK],
+    limit: 10,
+    now,
+    plainClaim,
+    plan: (run) => planClaim(run, ACTOR, LEASE_MS, now),
+  };
+}
+
+/** The pure plan of a page that ended: core's `settle_end` on the run as the plan sees it. */
+function endPlan(token: number) {
+  return (_tx: unknown, current: RunRecord | null): PlanResult<string> => {
+    if (current === null) return { write: null, value: 'missing' };
+    const decision = transition(current, { type: 'settle_end', actor: ACTOR, leaseToken: token }, Date.now());
+    if (!decision.ok) return { write: null, value: 'refused' };
+    return { write: { run: decision.run, history: [decision.history], events: decision.events }, value: 'ended' };
+  };
+}
+
+describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function setup() {
+    const schema = freshSchema();
+    const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+    const producer = createQueue({
+      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
+      runtime: { mode: 'producer' },
+    });
+    const task = producer.define(TASK);
+    await producer.ready();
+    cleanups.push(async () => {
+      await producer.close();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    });
+    const status = async (runId: string) =>
+      (await admin.query(`SELECT status FROM "${schema}".docket_runs WHERE run_id = $1`, [runId])).rows[0]?.status;
+    const reasons = async (runId: string) =>
+      (
+        await admin.query(`SELECT seq, reason FROM "${schema}".docket_history WHERE run_id = $1 ORDER BY seq`, [runId])
+      ).rows.map((r) => `${r.seq} ${r.reason}`);
+    return { schema, admin, task, status, reasons };
+  }
+
+  it('commits a page that ended synchronously together with its claim: one transaction, waiting for the flush', async () => {
+    const { schema, task, status, reasons } = await setup();
+    const log: string[] = [];
+    const pool = loggingPool(log);
+    const consumer = createQueue({
+      store: postgresStore({ pool, schema }),
+      runtime: { mode: 'consumer', workerId: 'held' },
+    });
+    consumer.define(TASK, { execute: (ctx) => ctx.end() });
+    cleanups.push(async () => {
+      await consumer.close();
+      await pool.end();
+    });
+    await consumer.ready();
+    const { runId } = await task.start({ query: { n: 1 } });
+    await waitFor(async () => (await status(runId)) === 'success', 'the run to succeed');
+    expect(await reasons(runId)).toEqual(['1 STARTED', '2 CLAIMED', '3 COMPLETED']);
+    // The claim's select opened the transaction; the one message that commits it writes the claim and the settle.
+    const commits = log.filter((text) => text.includes('COMMIT'));
+    const writing = commits.filter((text) => text.includes("'CLAIMED'") || text.includes('COMPLETED'));
+    expect(writing).toHaveLength(1);
+    expect(writing[0]).toContain('COMPLETED');
+    expect(writing[0]).toContain("'CLAIMED'");
+    expect(writing[0]).not.toContain(UNFLUSHED_COMMIT);
+    const opening = log.filter((text) => text.includes('FOR UPDATE SKIP LOCKED') || text.includes('EXECUTE'));
+    expect(opening.some((text) => text.startsWith('BEGIN') && !text.includes('COMMIT'))).toBe(true);
+  });
+
+  it('commits the claim of a page that is still running at once, without waiting for the flush, and settles it later', async () => {
+    const { schema, task, status, reasons } = await setup();
+    const log: string[] = [];
+    const pool = loggingPool(log);
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const consumer = createQueue({ store: postgresStore({ pool, schema }), runtime: { mode: 'consumer' } });
+    consumer.define(TASK, {
+      async execute(ctx) {
+        await gate;
+        return ctx.end();
+      },
+    });
+    cleanups.push(async () => {
+      open();
+      await consumer.close();
+      await pool.end();
+    });
+    await consumer.ready();
+    const { runId } = await task.start({ query: { n: 1 } });
+    await waitFor(async () => (await status(runId)) === 'running', 'the claim to commit while the page runs');
+    const claimCommit = log.filter((text) => text.includes('COMMIT') && text.includes("'CLAIMED'"));
+    expect(claimCommit).toHaveLength(1);
+    expect(claimCommit[0]).toContain(UNFLUSHED_COMMIT);
+    expect(claimCommit[0]).not.toContain('COMPLETED');
+    open();
+    await waitFor(async () => (await status(runId)) === 'success', 'the run to succeed');
+    expect(await reasons(runId)).toEqual(['1 STARTED', '2 CLAIMED', '3 COMPLETED']);
+  });
+
+  it('decides a pure plan sent in the same turn on the claimed run, and runs any other plan after the commit', async () => {
+    const { schema, admin, task, status, reasons } = await setup();
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await store.open();
+    cleanups.push(() => store.close());
+    const first = await task.start({ query: { n: 1 } });
+    const second = await task.start({ query: { n: 2 } });
+    const claimed = await store.claimDue(claimRequest());
+    expect(claimed.map((run) => run.runId).sort()).toEqual([first.runId, second.runId].sort());
+    const [one, two] = [first.runId, second.runId].map((id) => claimed.find((run) => run.runId === id) as RunRecord);
+    // Both calls in the same turn as the claim's answer: the pure one goes into the claim's transaction, the other
+    // reads the row once that transaction committed.
+    const ended = store.transact('default', one!.runId, endPlan(one!.fence), { pure: true });
+    const seen = store.transact('default', two!.runId, (_tx, current) => ({ write: null, value: current?.status }));
+    expect(await ended).toBe('ended');
+    expect(await seen).toBe('running');
+    expect(await status(first.runId)).toBe('success');
+    expect(await reasons(first.runId)).toEqual(['1 STARTED', '2 CLAIMED', '3 COMPLETED']);
+    expect(await reasons(second.runId)).toEqual(['1 STARTED', '2 CLAIMED']);
+    // One transaction wrote both claims and the first run's settle: their history rows share its id.
+    const writers = await admin.query(
+      `SELECT DISTINCT xmin::text FROM "${schema}".docket_history WHERE (run_id = $1 AND seq > 1) OR (run_id = $2 AND seq = 2)`,
+      [first.runId, second.runId],
+    );
+    expect(writers.rows).toHaveLength(1);
+    // The held run's later plans go the ordinary way, on the committed row.
+    expect(await store.transact('default', two!.runId, endPlan(two!.fence), { pure: true })).toBe('ended');
+    expect(await status(second.runId)).toBe('success');
+  });
+
+  it('answers OUTCOME_UNKNOWN to a settle written with its claim when the connection dies at COMMIT; the run is as before', async () => {
+    const { schema, admin, task, status, reasons } = await setup();
+    // COMMIT of any transaction that updated a run sleeps 2 s inside a deferred trigger, where it is terminated.
+    await admin.query(`CREATE OR REPLACE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+    await admin.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER UPDATE ON "${schema}".docket_runs
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await store.open();
+    cleanups.push(() => store.close());
+    const { runId } = await task.start({ query: { n: 1 } });
+    const [run] = await store.claimDue(claimRequest());
+    expect(run?.runId).toBe(runId);
+    const ended = store.transact('default', runId, endPlan(run!.fence), { pure: true });
+    const outcome = ended.then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const sleeping = `FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`;
+    await waitFor(
+      async () => (await admin.query(`SELECT count(*)::int AS n ${sleeping}`)).rows[0].n > 0,
+      'the commit to be under way',
+      10_000,
+    );
+    await admin.query(`SELECT pg_terminate_backend(pid) ${sleeping}`);
+    expect(await outcome).toMatchObject({ code: 'OUTCOME_UNKNOWN', runId, operation: 'store.transact' });
+    // Nothing of the transaction landed: the run is claimable as it was, and a read says so.
+    expect(await status(runId)).toBe('pending');
+    expect(await reasons(runId)).toEqual(['1 STARTED']);
+    expect((await store.getRun('default', runId))?.status).toBe('pending');
+  });
+
+  it('holds nothing with holdClaims: false: every transaction it begins commits in the same message', async () => {
+    const { schema, task, status } = await setup();
+    const log: string[] = [];
+    const pool = loggingPool(log);
+    const store = postgresStore({ pool, schema, holdClaims: false });
+    await store.open();
+    cleanups.push(async () => {
+      await store.close();
+      await pool.end();
+    });
+    const { runId } = await task.start({ query: { n: 1 } });
+    const [run] = await store.claimDue(claimRequest());
+    expect(run?.runId).toBe(runId);
+    expect(await status(runId)).toBe('running');
+    const begun = log.filter((text) => text.startsWith('BEGIN'));
+    expect(begun.length).toBeGreaterThan(0);
+    for (const text of begun) expect(text).toContain('COMMIT');
+  });
+});

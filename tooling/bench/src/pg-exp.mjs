@@ -1,0 +1,480 @@
+// PostgreSQL measurements, one per process: `node pg-scenarios.mjs <name> <json args>` prints one JSON line.
+// Every system gets the same server, the same workload (a ~100-byte payload, a handler that does nothing) and its
+// own schema, dropped at the end.
+
+import { readFileSync } from 'node:fs';
+import { createQueue } from '@docket/core';
+import { postgresStore } from '@docket/store-postgres';
+import pg from 'pg';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+const url = args.url;
+const payload = (i) => ({ i, pad: 'x'.repeat(80) });
+const rate = (n, ms) => Math.round(n / (ms / 1000));
+const definition = { name: 'noop', version: '1' };
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** A promise and the function that resolves it. */
+function latch() {
+  let open;
+  const done = new Promise((resolve) => {
+    open = resolve;
+  });
+  return { done, open };
+}
+
+async function dropSchema(schema) {
+  const client = new pg.Client(url);
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+/** Enqueues `n` payloads in chunks of `size` through `add(payloads)`; answers the rate per second. */
+async function enqueueInChunks(n, size, add) {
+  const t = performance.now();
+  for (let i = 0; i < n; i += size) {
+    const chunk = [];
+    for (let j = i; j < Math.min(n, i + size); j++) chunk.push(payload(j));
+    await add(chunk);
+  }
+  return rate(n, performance.now() - t);
+}
+
+/** Paces `count` calls of `add(i)` at `perSecond`, each awaited. */
+async function paced(count, perSecond, add) {
+  const interval = 1000 / perSecond;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = start + i * interval - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await add(i);
+  }
+}
+
+/** Busy CPU time of the whole machine in ms from /proc/stat, or `null` where there is none (not Linux). */
+function machineBusyMs() {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts counting what a processing phase costs: `perRun(n)` answers, per run, the CPU microseconds of this process
+ * (the worker) and of the rest of the machine (the server, on a machine that runs nothing else; `null` off Linux),
+ * and the bytes of WAL the server wrote.
+ */
+async function costMeter() {
+  const client = new pg.Client(url);
+  await client.connect();
+  const lsn = async () => (await client.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
+  const startLsn = await lsn();
+  const own = process.cpuUsage();
+  const busy = machineBusyMs();
+  return {
+    async perRun(n) {
+      const used = process.cpuUsage(own);
+      const end = machineBusyMs();
+      const endLsn = await lsn();
+      const wal = await client.query('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [endLsn, startLsn]);
+      await client.end();
+      const ownUs = used.user + used.system;
+      const rest = busy === null || end === null ? null : Math.max(0, (end - busy) * 1000 - ownUs);
+      return {
+        worker: Math.round(ownUs / n),
+        rest: rest === null ? null : Math.round(rest / n),
+        walBytes: Math.round(wal.rows[0].bytes / n),
+      };
+    },
+  };
+}
+
+// --- Docket ---------------------------------------------------------------------------------------------------
+
+/** Starts `n` runs on a fresh `schema` from a producer of its own (awaited in chunks of 500); answers the rate. */
+async function docketEnqueue(n, schema) {
+  await dropSchema(schema);
+  const producer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = producer.define(definition);
+  await producer.ready();
+  const enqueue = await enqueueInChunks(n, 500, (chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
+  await producer.close();
+  return enqueue;
+}
+
+async function docketProcess({ n, concurrency, schema }) {
+  const enqueue = await docketEnqueue(n, schema);
+
+  const all = latch();
+  let done = 0;
+  const queue = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'consumer', concurrency },
+  });
+  queue.define(definition, {
+    execute(ctx) {
+      if (++done === n) all.open();
+      return ctx.end();
+    },
+  });
+  const cost = await costMeter();
+  const t = performance.now();
+  await queue.ready();
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
+  await queue.close();
+  await dropSchema(schema);
+  return { enqueue, rate: processed, perRun };
+}
+
+async function docketLatency({ count, perSecond, schema }) {
+  await dropSchema(schema);
+  const latencies = [];
+  const all = latch();
+  const consumer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'consumer', concurrency: 8 },
+  });
+  consumer.define(definition, {
+    execute(ctx) {
+      latencies.push(performance.timeOrigin + performance.now() - ctx.query.t);
+      if (latencies.length === count) all.open();
+      return ctx.end();
+    },
+  });
+  await consumer.ready();
+  // A second queue on its own pool: the wake-up travels through the server (NOTIFY), as between two machines.
+  const producer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = producer.define(definition);
+  await producer.ready();
+  await paced(count, perSecond, () =>
+    task.start({ query: { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) } }),
+  );
+  await all.done;
+  await producer.close();
+  await consumer.close();
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;
+
+// --- Raw SKIP LOCKED ------------------------------------------------------------------------------------------
+
+async function rawProcess({ n, perTransaction, workers, schema }) {
+  await dropSchema(schema);
+  const pool = new pg.Pool({ connectionString: url, max: workers + 1 });
+  await pool.query(`CREATE SCHEMA "${schema}"`);
+  await pool.query(
+    `CREATE TABLE "${schema}".jobs (id bigserial PRIMARY KEY, payload jsonb NOT NULL, status text NOT NULL,
+       run_at timestamptz NOT NULL DEFAULT now());
+     CREATE INDEX ON "${schema}".jobs (run_at) WHERE status = 'pending'`,
+  );
+  const enqueue = await enqueueInChunks(n, 1000, (chunk) =>
+    pool.query(
+      `INSERT INTO "${schema}".jobs (payload, status) SELECT p::jsonb, 'pending' FROM unnest($1::text[]) AS p`,
+      [chunk.map((p) => JSON.stringify(p))],
+    ),
+  );
+  const claim = `UPDATE "${schema}".jobs SET status = 'running' WHERE id IN (
+      SELECT id FROM "${schema}".jobs WHERE status = 'pending' AND run_at <= now() ORDER BY run_at
+      LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING id, payload`;
+  const complete = `UPDATE "${schema}".jobs SET status = 'done' WHERE id = ANY($1::bigint[])`;
+  let processed = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      const client = await pool.connect();
+      try {
+        for (;;) {
+          const { rows } = await client.query({ name: 'claim', text: claim, values: [perTransaction] });
+          if (rows.length === 0) return;
+          await client.query({ name: 'complete', text: complete, values: [rows.map((r) => r.id)] });
+          processed += rows.length;
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  const ms = performance.now() - t;
+  if (processed !== n) throw new Error(`raw processed ${processed} of ${n}`);
+  await pool.end();
+  await dropSchema(schema);
+  return { enqueue, rate: rate(n, ms) };
+}
+
+/**
+ * The ceiling of Docket's own tables: runs started by Docket, then claimed and settled by a loop of plain SQL that
+ * writes what a Docket worker writes for a single-page run (the claim's row version and history row, without waiting
+ * for the flush; the settle's row version and history row) and reads the claimed rows whole, with no JavaScript per
+ * run. Each of `loops` loops claims `perTransaction` runs, settles them, and claims again.
+ */
+async function rawDocketTables({ n, perTransaction, loops, schema }) {
+  const enqueue = await docketEnqueue(n, schema);
+  const runs = `"${schema}".docket_runs`;
+  const history = `"${schema}".docket_history`;
+  const claim = `WITH c AS (SELECT run_id FROM ${runs} WHERE namespace = 'default' AND task_name = $1 AND task_version = $2
+        AND claim_due_at IS NOT NULL AND claim_due_at <= $3 ORDER BY claim_due_at LIMIT $4 FOR UPDATE SKIP LOCKED),
+      u AS (UPDATE ${runs} AS r SET status = 'running', reason = 'CLAIMED', revision = r.revision + 1, due_at = NULL,
+        claim_due_at = NULL, fence = r.fence + 1, lease_owner = $5, lease_token = r.fence + 1, lease_expires_at = $6,
+        updated_at = $3 FROM c WHERE r.run_id = c.run_id RETURNING r.*),
+      h AS (INSERT INTO ${history} (run_id, seq, at, from_status, to_status, reason, actor)
+        SELECT run_id, revision, $7, 'pending', 'running', 'CLAIMED', $5 FROM u)
+      SELECT * FROM u`;
+  const settle = `WITH u AS (UPDATE ${runs} SET status = 'succeeded', reason = 'COMPLETED', revision = revision + 1,
+        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = $2
+        WHERE run_id = ANY($1::text[]) RETURNING run_id, revision)
+      INSERT INTO ${history} (run_id, seq, at, from_status, to_status, reason, actor)
+      SELECT run_id, revision, $3, 'running', 'succeeded', 'COMPLETED', $4 FROM u`;
+  const pool = new pg.Pool({ connectionString: url, max: 2 * loops });
+  let processed = 0;
+  const cost = await costMeter();
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      const claimer = await pool.connect();
+      const settler = await pool.connect();
+      await claimer.query('SET synchronous_commit = off');
+      try {
+        for (;;) {
+          const now = Date.now();
+          const at = new Date(now).toISOString();
+          const { rows } = await claimer.query({
+            name: 'claim',
+            text: claim,
+            values: [definition.name, definition.version, now, perTransaction, 'raw', now + 30_000, at],
+          });
+          if (rows.length === 0) return;
+          await settler.query({
+            name: 'settle',
+            text: settle,
+            values: [rows.map((r) => r.run_id), Date.now(), at, 'raw'],
+          });
+          processed += rows.length;
+        }
+      } finally {
+        claimer.release();
+        settler.release();
+      }
+    }),
+  );
+  const processedRate = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
+  if (processed !== n) throw new Error(`raw processed ${processed} of ${n}`);
+  await pool.end();
+  await dropSchema(schema);
+  return { enqueue, rate: processedRate, perRun };
+}
+
+
+async function fusedDocketTables({ n, perTransaction, loops, schema, mode = 'fused' }) {
+  const enqueue = await docketEnqueue(n, schema);
+  const runs = `"${schema}".docket_runs`;
+  const history = `"${schema}".docket_history`;
+  const select = `SELECT * FROM ${runs} WHERE namespace = 'default' AND task_name = $1 AND task_version = $2
+        AND claim_due_at IS NOT NULL AND claim_due_at <= $3 ORDER BY claim_due_at LIMIT $4 FOR UPDATE SKIP LOCKED`;
+  const settle = `WITH u AS (UPDATE ${runs} SET status = 'succeeded', reason = 'COMPLETED', revision = revision + 2,
+        due_at = NULL, claim_due_at = NULL, fence = fence + 1, updated_at = $2
+        WHERE run_id = ANY($1::text[]) RETURNING run_id, revision)
+      INSERT INTO ${history} (run_id, seq, at, from_status, to_status, reason, actor)
+      SELECT run_id, revision - 1 + k, $3, CASE k WHEN 0 THEN 'pending' ELSE 'running' END,
+        CASE k WHEN 0 THEN 'running' ELSE 'succeeded' END, CASE k WHEN 0 THEN 'CLAIMED' ELSE 'COMPLETED' END, $4
+      FROM u, (VALUES (0), (1)) AS ks(k)`;
+  const pool = new pg.Pool({ connectionString: url, max: loops });
+  let processed = 0;
+  const cost = await costMeter();
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      const c = await pool.connect();
+      try {
+        for (;;) {
+          const now = Date.now();
+          const at = new Date(now).toISOString();
+          await c.query('BEGIN');
+          const { rows } = await c.query({ name: 'select', text: select,
+            values: [definition.name, definition.version, now, perTransaction] });
+          if (rows.length === 0) { await c.query('COMMIT'); return; }
+          await c.query({ name: 'settle', text: settle, values: [rows.map((r) => r.run_id), Date.now(), at, 'raw'] });
+          await c.query('COMMIT');
+          processed += rows.length;
+        }
+      } finally {
+        c.release();
+      }
+    }),
+  );
+  const processedRate = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
+  if (processed !== n) throw new Error(`raw processed ${processed} of ${n}`);
+  await pool.end();
+  await dropSchema(schema);
+  return { enqueue, rate: processedRate, perRun };
+}
+
+// --- graphile-worker --------------------------------------------------------------------------------------------
+
+async function graphileProcess({ n, concurrency, localQueue, schema }) {
+  const { makeWorkerUtils } = await import('graphile-worker');
+  await dropSchema(schema);
+  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
+  await utils.migrate();
+  const enqueue = await enqueueInChunks(n, 100, (chunk) =>
+    utils.addJobs(chunk.map((p) => ({ identifier: 'noop', payload: p }))),
+  );
+  await utils.release();
+  const all = latch();
+  let done = 0;
+  const cost = await costMeter();
+  const t = performance.now();
+  const runner = await graphileRunner(
+    schema,
+    concurrency,
+    async () => {
+      if (++done === n) all.open();
+    },
+    {
+      maxPoolSize: concurrency + 2,
+      localQueue: { size: localQueue },
+      completeJobBatchDelay: 0,
+      failJobBatchDelay: 0,
+    },
+  );
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  const perRun = await cost.perRun(n);
+  await runner.stop();
+  await dropSchema(schema);
+  return { enqueue, rate: processed, perRun };
+}
+
+async function graphileLatency({ count, perSecond, concurrency, schema }) {
+  const { makeWorkerUtils } = await import('graphile-worker');
+  await dropSchema(schema);
+  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
+  await utils.migrate();
+  const latencies = [];
+  const all = latch();
+  const runner = await graphileRunner(schema, concurrency, async (job) => {
+    latencies.push(performance.timeOrigin + performance.now() - job.t); // the task receives the payload
+    if (latencies.length === count) all.open();
+  });
+  await paced(count, perSecond, () =>
+    utils.addJob('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  );
+  await all.done;
+  await runner.stop();
+  await utils.release();
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+/** A graphile-worker runner for the `noop` task on `schema`, with the worker preset options given. */
+async function graphileRunner(schema, concurrency, noop, worker = {}) {
+  const { run } = await import('graphile-worker');
+  return run({
+    connectionString: url,
+    schema,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: graphileLogger(),
+    taskList: { noop },
+    preset: { worker },
+  });
+}
+
+/** graphile-worker's logger, silenced (its per-job lines would measure the terminal). */
+function graphileLogger() {
+  return {
+    scope: () => graphileLogger(),
+    error() {},
+    warn() {},
+    info() {},
+    debug() {},
+  };
+}
+
+// --- pg-boss ------------------------------------------------------------------------------------------------------
+
+/** A started pg-boss on a fresh `schema`, with the `noop` queue. */
+async function startBoss(schema) {
+  const { default: PgBoss } = await import('pg-boss');
+  await dropSchema(schema);
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.createQueue('noop');
+  return boss;
+}
+
+async function pgBossProcess({ n, batchSize, schema }) {
+  const boss = await startBoss(schema);
+  const enqueue = await enqueueInChunks(n, 500, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
+  const all = latch();
+  let done = 0;
+  const t = performance.now();
+  await boss.work('noop', { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    done += jobs.length;
+    if (done >= n) all.open();
+  });
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  await dropSchema(schema);
+  return { enqueue, rate: processed };
+}
+
+async function pgBossLatency({ count, perSecond, schema }) {
+  const boss = await startBoss(schema);
+  const latencies = [];
+  const all = latch();
+  // Fetches of 500 every 0.5 s (pg-boss's shortest poll) keep up with 200 jobs/s; smaller fetches fall behind.
+  await boss.work('noop', { batchSize: 500, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    for (const job of jobs) latencies.push(performance.timeOrigin + performance.now() - job.data.t);
+    if (latencies.length >= count) all.open();
+  });
+  await paced(count, perSecond, () =>
+    boss.send('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  );
+  await all.done;
+  await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  await dropSchema(schema);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+const scenarios = {
+  docketProcess,
+  docketLatency,
+  rawProcess,
+  rawDocketTables,
+  fusedDocketTables,
+  graphileProcess,
+  graphileLatency,
+  pgBossProcess,
+  pgBossLatency,
+};
+
+const result = await scenarios[name]({ ...args, schema: `bench_${name.toLowerCase()}_${process.pid}` });
+process.stdout.write(`${JSON.stringify(result)}\n`);
+process.exit(0);
