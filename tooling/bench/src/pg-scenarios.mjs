@@ -225,56 +225,55 @@ async function rawProcess({ n, perTransaction, workers, schema }) {
 
 /**
  * The ceiling of Docket's own tables: runs started by Docket, then claimed and settled by a loop of plain SQL that
- * writes what a Docket worker writes for a single-page run (the claim's row version and history row, without waiting
- * for the flush; the settle's row version and history row) and reads the claimed rows whole, with no JavaScript per
- * run. Each of `loops` loops claims `perTransaction` runs, settles them, and claims again.
+ * writes what a Docket worker with held claims writes for a single-page run whose handler settles at once: `BEGIN`
+ * and the locking select of the claim reading the rows whole, then one statement that writes each run's final row
+ * version with its two history rows (the claim's and the settle's), and `COMMIT`, with no JavaScript per run. Each of
+ * `loops` loops claims `perTransaction` runs, settles them, and claims again.
  */
 async function rawDocketTables({ n, perTransaction, loops, schema }) {
   const enqueue = await docketEnqueue(n, schema);
   const runs = `"${schema}".docket_runs`;
   const history = `"${schema}".docket_history`;
-  const claim = `WITH c AS (SELECT run_id FROM ${runs} WHERE namespace = 'default' AND task_name = $1 AND task_version = $2
-        AND claim_due_at IS NOT NULL AND claim_due_at <= $3 ORDER BY claim_due_at LIMIT $4 FOR UPDATE SKIP LOCKED),
-      u AS (UPDATE ${runs} AS r SET status = 'running', reason = 'CLAIMED', revision = r.revision + 1, due_at = NULL,
-        claim_due_at = NULL, fence = r.fence + 1, lease_owner = $5, lease_token = r.fence + 1, lease_expires_at = $6,
-        updated_at = $3 FROM c WHERE r.run_id = c.run_id RETURNING r.*),
-      h AS (INSERT INTO ${history} (run_id, seq, at, from_status, to_status, reason, actor)
-        SELECT run_id, revision, $7, 'pending', 'running', 'CLAIMED', $5 FROM u)
-      SELECT * FROM u`;
-  const settle = `WITH u AS (UPDATE ${runs} SET status = 'succeeded', reason = 'COMPLETED', revision = revision + 1,
-        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = $2
+  const select = `SELECT * FROM ${runs} WHERE namespace = 'default' AND task_name = $1 AND task_version = $2
+        AND claim_due_at IS NOT NULL AND claim_due_at <= $3 ORDER BY claim_due_at LIMIT $4 FOR UPDATE SKIP LOCKED`;
+  const settle = `WITH u AS (UPDATE ${runs} SET status = 'success', reason = 'COMPLETED', revision = revision + 2,
+        due_at = NULL, claim_due_at = NULL, fence = fence + 1, updated_at = $2
         WHERE run_id = ANY($1::text[]) RETURNING run_id, revision)
       INSERT INTO ${history} (run_id, seq, at, from_status, to_status, reason, actor)
-      SELECT run_id, revision, $3, 'running', 'succeeded', 'COMPLETED', $4 FROM u`;
-  const pool = new pg.Pool({ connectionString: url, max: 2 * loops });
+      SELECT run_id, revision - 1 + k, $3, CASE k WHEN 0 THEN 'pending' ELSE 'running' END,
+        CASE k WHEN 0 THEN 'running' ELSE 'success' END, CASE k WHEN 0 THEN 'CLAIMED' ELSE 'COMPLETED' END, $4
+      FROM u, (VALUES (0), (1)) AS ks(k)`;
+  const pool = new pg.Pool({ connectionString: url, max: loops });
   let processed = 0;
   const cost = await costMeter();
   const t = performance.now();
   await Promise.all(
     Array.from({ length: loops }, async () => {
-      const claimer = await pool.connect();
-      const settler = await pool.connect();
-      await claimer.query('SET synchronous_commit = off');
+      const client = await pool.connect();
       try {
         for (;;) {
           const now = Date.now();
           const at = new Date(now).toISOString();
-          const { rows } = await claimer.query({
-            name: 'claim',
-            text: claim,
-            values: [definition.name, definition.version, now, perTransaction, 'raw', now + 30_000, at],
+          await client.query('BEGIN');
+          const { rows } = await client.query({
+            name: 'select',
+            text: select,
+            values: [definition.name, definition.version, now, perTransaction],
           });
-          if (rows.length === 0) return;
-          await settler.query({
+          if (rows.length === 0) {
+            await client.query('COMMIT');
+            return;
+          }
+          await client.query({
             name: 'settle',
             text: settle,
             values: [rows.map((r) => r.run_id), Date.now(), at, 'raw'],
           });
+          await client.query('COMMIT');
           processed += rows.length;
         }
       } finally {
-        claimer.release();
-        settler.release();
+        client.release();
       }
     }),
   );
