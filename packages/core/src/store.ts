@@ -58,7 +58,9 @@ export interface Store<Tx = unknown> {
    * runs. The selection must be index-backed so its cost does not grow with the number of waiting or finished runs.
    * A store may also pass `plan` a row it was told about without locking it and write the plan only if the row is
    * unchanged, or apply `request.plainClaim` itself to the rows that qualify (see `PlainClaim`): the returned runs,
-   * never the plans, say what was claimed.
+   * never the plans, say what was claimed. A store may keep a plain claim's transaction open (the rows locked) until
+   * the end of the current turn of the event loop, and write the pure plans sent for the claimed runs in that turn
+   * together with the claims; until it commits, other connections see the runs as they were.
    */
   claimDue(request: SelectRequest): Promise<RunRecord[]>;
 

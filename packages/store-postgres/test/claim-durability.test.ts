@@ -168,6 +168,8 @@ describe.runIf(DATABASE_URL)('claims that do not wait for the server to flush', 
     });
     await first.ready();
     await waitFor(() => firstStarted, 'the first worker to start the page');
+    // A held claim commits at the end of the turn its page started in: the crash below comes after that commit.
+    await waitFor(async () => (await task.get(runId))?.status === 'running', 'the first claim to commit');
 
     // The crash: the claim, its row version and its history entry are gone; the first worker's page still runs.
     const client = await admin.connect();

@@ -144,6 +144,9 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     const { runId } = await task.start({ query: { crash: true } });
     const hanging = spawnChild(['hang', DATABASE_URL as string, schema, 'doomed']);
     await waitFor(() => hanging.lines.includes(`started ${runId}`), 'the page to start', 30_000);
+    // Killed once its claim is committed (a held claim commits at the end of the turn its page started in): a kill
+    // before that leaves no claim, and the run is simply claimed again, with no lease to recover.
+    await waitFor(async () => (await task.get(runId))?.status === 'running', 'the claim to commit', 30_000);
     hanging.proc.kill('SIGKILL');
     await hanging.exited;
     spawnChild(['worker', DATABASE_URL as string, schema, 'survivor']);
