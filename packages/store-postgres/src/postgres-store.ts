@@ -282,36 +282,12 @@ export function createPostgresStore(
       let group: HeldGroup | null = null;
       const outcome = new OutcomeTracker();
       session(async (send) => {
-        const shared = sharedColumns.expected(request);
-        const select = preparedCall(plainClaimStatement(tables, request, claim, shared, true));
-        const selected = await sendParts(send, [...BEGIN, select]);
-        const plain = planPlainClaims(request, claim, selected[BEGIN.length] as PlainClaimRow[], shared, sharedColumns);
-        const writes = plain.claimed.map((write, i) => ({ current: plain.before[i] as RunRecord, write }));
-        if (writes.length === 0 || plain.leftover > 0) {
-          const parts: (string | PreparedCall)[] = [UNFLUSHED_COMMIT];
-          if (writes.length > 0) parts.push(preparedCall(runWritesStatement(tables, writes, { allLocked: true })));
-          outcome.committing();
-          await sendParts(send, [...parts, 'COMMIT']);
-          for (const w of writes) known.committed(w.write.run);
-          answer(plain);
-          return;
-        }
-        const holding = held.hold(writes);
-        group = holding;
-        answer(plain);
+        group = await selectAndHold(send, request, claim, outcome, answer);
+        if (group === null) return;
         // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
         await new Promise<void>((resolve) => setImmediate(resolve));
-        const all = held.close(holding);
-        const durability = held.fusedAny(holding) ? [] : [UNFLUSHED_COMMIT];
-        const notify = [...wakeNamespaces(all)].map((ns) => notifyText(channel, ns));
-        outcome.committing();
-        await sendParts(send, [
-          ...durability,
-          preparedCall(runWritesStatement(tables, all, { allLocked: true, claimedFirst: claim })),
-          ...notify,
-          'COMMIT',
-        ]);
-        held.committed(holding, known);
+        await sendParts(send, heldCommit(group, claim, outcome));
+        held.committed(group, known);
       }).catch((error) => {
         if (group === null) {
           refuse(classify(error, outcome, 'store.claimDue', {}));
@@ -320,6 +296,54 @@ export function createPostgresStore(
         held.failed(group, known, (runId) => classify(error, outcome, 'store.transact', { runId }));
       });
     });
+  }
+
+  /**
+   * The first round trip of `claimHeld`: `BEGIN` and the locking select, then core's plans. Answers the claim through
+   * `answer` and the group it holds, or `null` when it committed at once (no run claimed, or rows left for the
+   * ordinary path). The rows read end here, before the transaction's second round trip (see `selectAndPlan`).
+   */
+  async function selectAndHold(
+    send: Send,
+    request: SelectRequest,
+    claim: PlainClaim,
+    outcome: OutcomeTracker,
+    answer: (result: PlainClaimResult) => void,
+  ): Promise<HeldGroup | null> {
+    const shared = sharedColumns.expected(request);
+    const select = preparedCall(plainClaimStatement(tables, request, claim, shared, true));
+    const selected = await sendParts(send, [...BEGIN, select]);
+    const plain = planPlainClaims(request, claim, selected[BEGIN.length] as PlainClaimRow[], shared, sharedColumns);
+    const writes = plain.claimed.map((write, i) => ({ current: plain.before[i] as RunRecord, write }));
+    if (writes.length === 0 || plain.leftover > 0) {
+      const parts: (string | PreparedCall)[] = [UNFLUSHED_COMMIT];
+      if (writes.length > 0) parts.push(preparedCall(runWritesStatement(tables, writes, { allLocked: true })));
+      outcome.committing();
+      await sendParts(send, [...parts, 'COMMIT']);
+      for (const w of writes) known.committed(w.write.run);
+      answer(plain);
+      return null;
+    }
+    const group = held.hold(writes);
+    answer(plain);
+    return group;
+  }
+
+  /**
+   * The message that ends a held claim: one write of every run it holds (from the row selected to its latest
+   * record), the notifications, and `COMMIT`, which waits for the flush only when a settle was folded in.
+   */
+  function heldCommit(group: HeldGroup, claim: PlainClaim, outcome: OutcomeTracker): (string | PreparedCall)[] {
+    const all = held.close(group);
+    const durability = held.fusedAny(group) ? [] : [UNFLUSHED_COMMIT];
+    const notify = [...wakeNamespaces(all)].map((ns) => notifyText(channel, ns));
+    outcome.committing();
+    return [
+      ...durability,
+      preparedCall(runWritesStatement(tables, all, { allLocked: true, claimedFirst: claim })),
+      ...notify,
+      'COMMIT',
+    ];
   }
 
   /**
