@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { UNFLUSHED_COMMIT } from '../src/session.js';
-import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
+import { DATABASE_URL, freshSchema, loggingPool, slowCommits, terminateSlowCommit } from './helpers.js';
 
 const TASK = { name: 'held', version: '1' };
 const ACTOR = 'worker:held';
@@ -163,10 +163,7 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
   it('answers OUTCOME_UNKNOWN to a settle written with its claim when the connection dies at COMMIT; the run is as before', async () => {
     const { schema, admin, task, status, reasons } = await setup();
     // COMMIT of any transaction that updated a run sleeps 2 s inside a deferred trigger, where it is terminated.
-    await admin.query(`CREATE OR REPLACE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
-    await admin.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER UPDATE ON "${schema}".docket_runs
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
+    await slowCommits(admin, schema, 'UPDATE');
     const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
     await store.open();
     cleanups.push(() => store.close());
@@ -178,13 +175,7 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
       () => null,
       (error: unknown) => error,
     );
-    const sleeping = `FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`;
-    await waitFor(
-      async () => (await admin.query(`SELECT count(*)::int AS n ${sleeping}`)).rows[0].n > 0,
-      'the commit to be under way',
-      10_000,
-    );
-    await admin.query(`SELECT pg_terminate_backend(pid) ${sleeping}`);
+    await terminateSlowCommit(admin);
     expect(await outcome).toMatchObject({ code: 'OUTCOME_UNKNOWN', runId, operation: 'store.transact' });
     // Nothing of the transaction landed: the run is claimable as it was, and a read says so.
     expect(await status(runId)).toBe('pending');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ConformanceHarness } from '@docket/core/testing';
+import { type ConformanceHarness, waitFor } from '@docket/core/testing';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -20,6 +20,25 @@ export function loggingPool(log: string[]): pg.Pool {
     };
   });
   return pool;
+}
+
+/** A deferred constraint trigger that makes COMMIT itself slow (2 s) after `event` on the schema's runs. */
+export async function slowCommits(db: pg.Pool, schema: string, event: 'INSERT' | 'UPDATE'): Promise<void> {
+  await db.query(`CREATE OR REPLACE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+  await db.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER ${event} ON "${schema}".docket_runs
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
+}
+
+/** Waits until a commit is inside that trigger, then terminates its backend. */
+export async function terminateSlowCommit(db: pg.Pool): Promise<void> {
+  const sleeping = `FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`;
+  await waitFor(
+    async () => (await db.query(`SELECT count(*)::int AS n ${sleeping}`)).rows[0].n > 0,
+    'the commit to be under way',
+    10_000,
+  );
+  await db.query(`SELECT pg_terminate_backend(pid) ${sleeping}`);
 }
 
 /** A fresh schema name for one test. */

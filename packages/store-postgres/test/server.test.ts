@@ -6,7 +6,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema } from './helpers.js';
+import { DATABASE_URL, freshSchema, slowCommits, terminateSlowCommit } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/process.mjs', import.meta.url));
 const DEFINITION = { name: 'mp', version: '1', policy: { attempts: 5, backoff: { baseMs: 5, maxMs: 50 } } } as const;
@@ -63,25 +63,6 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     const task = queue.define(DEFINITION);
     await queue.ready();
     return { queue, task };
-  }
-
-  /** A deferred constraint trigger that makes COMMIT itself slow (2 s) after `event` on the schema's runs. */
-  async function slowCommits(schema: string, event: 'INSERT' | 'UPDATE') {
-    await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
-    await pool.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER ${event} ON "${schema}".docket_runs
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
-  }
-
-  /** Waits until a commit is inside that trigger, then terminates its backend. */
-  async function terminateSlowCommit() {
-    const sleeping = `FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`;
-    await waitFor(
-      async () => (await pool.query(`SELECT count(*)::int AS n ${sleeping}`)).rows[0].n > 0,
-      'the commit to be under way',
-      10_000,
-    );
-    await pool.query(`SELECT pg_terminate_backend(pid) ${sleeping}`);
   }
 
   it('migrates once when 4 processes call ready() at once on an empty schema', async () => {
@@ -175,12 +156,12 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     const schema = await setupSchema();
     const { queue, task } = await producer(schema);
     // A slow COMMIT, so the backend can be terminated while it commits.
-    await slowCommits(schema, 'INSERT');
+    await slowCommits(pool, schema, 'INSERT');
     const pending = task.start({ query: { n: 1 }, idempotencyKey: 'unknown-1' }).then(
       () => null,
       (error: unknown) => error,
     );
-    await terminateSlowCommit();
+    await terminateSlowCommit(pool);
     const error = await pending;
     expect(isDocketError(error, 'OUTCOME_UNKNOWN'), String(error)).toBe(true);
     const unknown = error as { runId: string; idempotencyKey: string; outcomeKnown: boolean; operation: string };
@@ -212,7 +193,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     try {
       const { runId } = await task.start({ query: { n: 2 } });
       await waitFor(async () => (await task.get(runId))?.status === 'running', 'the run to be claimed', 10_000);
-      await slowCommits(schema, 'UPDATE');
+      await slowCommits(pool, schema, 'UPDATE');
       // A budget reservation: pure, for a run this store holds, so it takes the one-round-trip path.
       const reserved = store
         .transact(
@@ -232,7 +213,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
           () => null,
           (error: unknown) => error,
         );
-      await terminateSlowCommit();
+      await terminateSlowCommit(pool);
       const error = await reserved;
       expect(isDocketError(error, 'OUTCOME_UNKNOWN'), String(error)).toBe(true);
       expect(error).toMatchObject({ runId, outcomeKnown: false, operation: 'store.transact' });
