@@ -150,14 +150,39 @@ export function plainClaimStatement(
 }
 
 /**
+ * NOT NULL columns the claim answers as NULL where they hold the value of a run that was never claimed (a fresh
+ * start's): a NULL costs the client nothing to read, a value a string and its parse. `updated_at` is compared with
+ * `created_at` instead.
+ */
+const FRESH = {
+  page: 1,
+  page_failures: 0,
+  business_failures: 0,
+  scheduled_retries: 0,
+  recoveries: 0,
+  model_calls_used: 0,
+  revision: 1,
+  fence: 0,
+  status: 'pending',
+  reason: 'STARTED',
+} as const;
+const FRESH_COLUMNS = Object.keys(FRESH) as (keyof typeof FRESH)[];
+
+/**
  * The claim's answer columns: the namespace as NULL (the request's own), the task's name and version as NULL when the
- * request has one task, and the `SHARED` columns as NULL where they equal the values sent from `$first` on.
+ * request has one task, the `SHARED` columns as NULL where they equal the values sent from `$first` on, and the
+ * `FRESH` columns (and `updated_at`) as NULL where they hold a fresh run's value.
  */
 function answerColumns(tasks: number, first: number): string {
   return columnsOf(docketRuns)
     .map(({ name }) => {
       if (name === 'namespace' || (tasks === 1 && (name === 'task_name' || name === 'task_version'))) {
         return `NULL::text AS "${name}"`;
+      }
+      if (name === 'updated_at') return `NULLIF(c."updated_at", c."created_at") AS "updated_at"`;
+      if (name in FRESH) {
+        const value = FRESH[name as keyof typeof FRESH];
+        return `NULLIF(c."${name}", ${typeof value === 'number' ? value : `'${value}'`}) AS "${name}"`;
       }
       const shared = SHARED.indexOf(name as (typeof SHARED)[number]);
       return shared < 0 ? `c."${name}"` : `NULLIF(c."${name}", $${first + shared}::text) AS "${name}"`;
@@ -176,6 +201,10 @@ function restoreRow(row: PlainClaimRow, request: SelectRequest, shared: SharedVa
   for (const column of SHARED) {
     if (row[column] === null) row[column] = shared[column] as string;
   }
+  for (const column of FRESH_COLUMNS) {
+    if (row[column] === null) (row as unknown as Record<string, unknown>)[column] = FRESH[column];
+  }
+  row.updated_at ??= row.created_at;
 }
 
 /** What the plain-claim statement's rows come to: the runs claimed, and the rows left for the ordinary path. */

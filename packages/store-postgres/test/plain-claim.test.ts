@@ -170,6 +170,68 @@ describe('the one-statement plain claim', () => {
     expect(claimed.filter((run) => run.taskName === B.name).map((run) => run.policy.attempts)).toEqual([5, 5]);
   });
 
+  it("answers a fresh run's counters, status and update time as NULL and a retried run's in full, and puts both back", async () => {
+    const { schema, store, a } = await setup();
+    const fresh = await a.start({ query: 'fresh' });
+    const retried = await a.start({ query: 'retried' });
+    // A run several pages and attempts old, as far as the claim can tell: every column of FRESH differs.
+    await db.query(
+      `UPDATE "${schema}".docket_runs SET page = 3, page_failures = 2, business_failures = 1, scheduled_retries = 1,
+        recoveries = 1, model_calls_used = 4, revision = 7, fence = 3, status = 'retrying', reason = 'ATTEMPT_FAILED',
+        updated_at = created_at + 5 WHERE run_id = $1`,
+      [retried.runId],
+    );
+    const before = await stored(store, retried.runId);
+    const { request, planned } = claimRequest([A], 8, Date.now() + 10);
+    const claimed = await store.claimDue(request);
+    expect(claimed.map((run) => run.runId).sort()).toEqual([fresh.runId, retried.runId].sort());
+    for (const run of claimed) expect(run).toEqual(await stored(store, run.runId));
+    // Core planned on the rows as stored: the retried one with its own counters and revision.
+    expect(planned.get(retried.runId)?.before).toEqual(before);
+    expect(claimed.find((run) => run.runId === retried.runId)).toMatchObject({
+      page: 3,
+      pageFailures: 2,
+      businessFailures: 1,
+      scheduledRetries: 1,
+      recoveries: 1,
+      modelCallsUsed: 4,
+      revision: 8,
+      fence: 4,
+    });
+    if (!DATABASE_URL) return;
+    // On the server, the answer itself (the held claim's select, rolled back): a new run's columns come back NULL.
+    const newer = await a.start({ query: 'newer' });
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    try {
+      const name = (table: string) => `"${schema}"."${table}"`;
+      const tables = { runs: name('docket_runs'), history: name('docket_history'), events: '', channel: '' };
+      const again = claimRequest([A], 8, Date.now() + 10).request;
+      const { text, params } = plainClaimStatement(tables, again, again.plainClaim!, undefined, true);
+      await client.query('BEGIN');
+      const answer = (await client.query<Record<string, unknown>>(text, params as unknown[])).rows;
+      await client.query('ROLLBACK');
+      expect(answer).toHaveLength(1);
+      expect(answer[0]).toMatchObject({
+        run_id: newer.runId,
+        page: null,
+        page_failures: null,
+        business_failures: null,
+        scheduled_retries: null,
+        recoveries: null,
+        model_calls_used: null,
+        revision: null,
+        fence: null,
+        status: null,
+        reason: null,
+        updated_at: null,
+        docket_plain: true,
+      });
+    } finally {
+      await client.end();
+    }
+  });
+
   it.runIf(DATABASE_URL)('answers a shared column as NULL only where it equals the value the claim sent', async () => {
     const { schema, a } = await setup();
     const { runId } = await a.start({ query: 'shared' });
