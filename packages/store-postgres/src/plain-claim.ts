@@ -171,7 +171,7 @@ const FRESH_COLUMNS = Object.keys(FRESH) as (keyof typeof FRESH)[];
 /**
  * The claim's answer columns: the namespace as NULL (the request's own), the task's name and version as NULL when the
  * request has one task, the `SHARED` columns as NULL where they equal the values sent from `$first` on, and the
- * `FRESH` columns (and `updated_at`) as NULL where they hold a fresh run's value.
+ * `FRESH` columns (and `updated_at`) as NULL where they hold a fresh run's value, and `claim_due_at` as NULL always.
  */
 function answerColumns(tasks: number, first: number): string {
   return columnsOf(docketRuns)
@@ -180,6 +180,8 @@ function answerColumns(tasks: number, first: number): string {
         return `NULL::text AS "${name}"`;
       }
       if (name === 'updated_at') return `NULLIF(c."updated_at", c."created_at") AS "updated_at"`;
+      // Derived from the record when written (`claimDueAt`), never read into one.
+      if (name === 'claim_due_at') return 'NULL::double precision AS "claim_due_at"';
       if (name in FRESH) {
         const value = FRESH[name as keyof typeof FRESH];
         return `NULLIF(c."${name}", ${typeof value === 'number' ? value : `'${value}'`}) AS "${name}"`;

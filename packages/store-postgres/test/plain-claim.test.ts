@@ -170,7 +170,7 @@ describe('the one-statement plain claim', () => {
     expect(claimed.filter((run) => run.taskName === B.name).map((run) => run.policy.attempts)).toEqual([5, 5]);
   });
 
-  it("answers a fresh run's counters, status and update time as NULL and a retried run's in full, and puts both back", async () => {
+  it("answers a fresh run's counters, status and update time (and any run's claim time) as NULL, a retried run's in full, and puts both back", async () => {
     const { schema, store, a } = await setup();
     const fresh = await a.start({ query: 'fresh' });
     const retried = await a.start({ query: 'retried' });
@@ -225,6 +225,7 @@ describe('the one-statement plain claim', () => {
         status: null,
         reason: null,
         updated_at: null,
+        claim_due_at: null,
         docket_plain: true,
       });
     } finally {
