@@ -160,6 +160,23 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
     expect(await status(second.runId)).toBe('success');
   });
 
+  it('writes nothing for a row whose plan is not the plain claim: the run stays claimable, as it was', async () => {
+    const { schema, task, status, reasons } = await setup();
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await store.open();
+    cleanups.push(() => store.close());
+    const { runId } = await task.start({ query: { n: 1 } });
+    const request = claimRequest();
+    // A plan that claims for another owner than the plain claim names: only a bug makes the two differ.
+    const differing = { ...request, plan: (run: RunRecord) => planClaim(run, 'worker:other', LEASE_MS, request.now) };
+    expect(await store.claimDue(differing)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await status(runId)).toBe('pending');
+    expect(await reasons(runId)).toEqual(['1 STARTED']);
+    const [claimed] = await store.claimDue(claimRequest());
+    expect(claimed?.runId).toBe(runId);
+  });
+
   it('answers OUTCOME_UNKNOWN to a settle written with its claim when the connection dies at COMMIT; the run is as before', async () => {
     const { schema, admin, task, status, reasons } = await setup();
     // COMMIT of any transaction that updated a run sleeps 2 s inside a deferred trigger, where it is terminated.
