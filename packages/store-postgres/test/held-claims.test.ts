@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { UNFLUSHED_COMMIT } from '../src/session.js';
-import { DATABASE_URL, freshSchema, loggingPool, slowCommits, terminateSlowCommit } from './helpers.js';
+import { DATABASE_URL, freshSchema, loggingPool, serverProducer, slowCommits, terminateSlowCommit } from './helpers.js';
 
 const TASK = { name: 'held', version: '1' };
 const ACTOR = 'worker:held';
@@ -50,12 +50,7 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
   async function setup() {
     const schema = freshSchema();
     const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
-    const producer = createQueue({
-      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
-      runtime: { mode: 'producer' },
-    });
-    const task = producer.define(TASK);
-    await producer.ready();
+    const { queue: producer, task } = await serverProducer(schema, TASK);
     cleanups.push(async () => {
       await producer.close();
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

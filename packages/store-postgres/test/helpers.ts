@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createQueue, type TaskDefinition } from '@docket/core';
 import { type ConformanceHarness, waitFor } from '@docket/core/testing';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -39,6 +40,17 @@ export async function terminateSlowCommit(db: pg.Pool): Promise<void> {
     10_000,
   );
   await db.query(`SELECT pg_terminate_backend(pid) ${sleeping}`);
+}
+
+/** A producer queue on the server's `schema` that can start runs of `definition`, ready. */
+export async function serverProducer(schema: string, definition: TaskDefinition) {
+  const queue = createQueue({
+    store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = queue.define(definition);
+  await queue.ready();
+  return { queue, task };
 }
 
 /** A fresh schema name for one test. */

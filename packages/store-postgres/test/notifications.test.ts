@@ -3,7 +3,7 @@ import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PostgresStore, postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
+import { DATABASE_URL, freshSchema, loggingPool, serverProducer } from './helpers.js';
 
 const TASK = { name: 'woken', version: '1' };
 
@@ -47,12 +47,7 @@ describe.runIf(DATABASE_URL)('start notifications', () => {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
     });
-    const producer = createQueue({
-      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
-      runtime: { mode: 'producer' },
-    });
-    const task = producer.define(TASK);
-    await producer.ready();
+    const { queue: producer, task } = await serverProducer(schema, TASK);
     cleanups.push(async () => {
       await producer.close();
     });

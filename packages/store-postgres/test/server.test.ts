@@ -6,7 +6,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema, slowCommits, terminateSlowCommit } from './helpers.js';
+import { DATABASE_URL, freshSchema, serverProducer, slowCommits, terminateSlowCommit } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/process.mjs', import.meta.url));
 const DEFINITION = { name: 'mp', version: '1', policy: { attempts: 5, backoff: { baseMs: 5, maxMs: 50 } } } as const;
@@ -55,15 +55,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     return schema;
   }
 
-  async function producer(schema: string) {
-    const queue = createQueue({
-      store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
-      runtime: { mode: 'producer' },
-    });
-    const task = queue.define(DEFINITION);
-    await queue.ready();
-    return { queue, task };
-  }
+  const producer = (schema: string) => serverProducer(schema, DEFINITION);
 
   it('migrates once when 4 processes call ready() at once on an empty schema', async () => {
     const schema = freshSchema();
