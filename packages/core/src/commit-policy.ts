@@ -2,7 +2,7 @@ import type { CheckResult } from './handlers.js';
 import type { Json } from './json.js';
 import { type TransitionInput, transition } from './state-machine.js';
 import type { RunWrite } from './store.js';
-import type { RunRecord } from './types.js';
+import { copyRun, type RunRecord } from './types.js';
 
 /** True while `token` is the run's current fencing token and the run is still running or pausing. */
 export function holdsLease(current: RunRecord | null, token: number): current is RunRecord {
@@ -82,6 +82,8 @@ export function planModelCall(
       write: toWrite(current, { type: 'cancel', actor, reason: 'MODEL_CALL_BUDGET', leaseToken: token, detail }, now),
     };
   }
-  const run = { ...current, modelCallsUsed: current.modelCallsUsed + 1, updatedAt: now };
+  const run = copyRun(current);
+  run.modelCallsUsed = current.modelCallsUsed + 1;
+  run.updatedAt = now;
   return { kind: 'reserved', write: { run, history: [], events: [] } };
 }

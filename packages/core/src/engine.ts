@@ -39,7 +39,12 @@ export class Engine {
   /** Set by the worker loop while every slot is taken: the next freed slot wakes it. */
   waitingForSlot = false;
 
-  constructor(readonly options: ResolvedQueueOptions) {}
+  /** The actor name this process writes into history for its workers (`worker:<workerId>`), made once. */
+  readonly workerActor: string;
+
+  constructor(readonly options: ResolvedQueueOptions) {
+    this.workerActor = `worker:${options.runtime.workerId}`;
+  }
 
   get store(): Store {
     return this.options.store;
@@ -47,11 +52,6 @@ export class Engine {
 
   get namespace(): string {
     return this.options.namespace;
-  }
-
-  /** The actor name this process writes into history for its workers. */
-  get workerActor(): string {
-    return `worker:${this.options.runtime.workerId}`;
   }
 
   now(): number {

@@ -17,8 +17,8 @@ import type { ModelProvider, ModelRequest } from './model.js';
 import { PageContext } from './page-context.js';
 import { PageFlight } from './page-flight.js';
 import { type TransitionInput, transition } from './state-machine.js';
-import type { PlanResult, RunWrite, TransactOptions } from './store.js';
-import type { RunRecord } from './types.js';
+import type { PlanResult, RunWrite, TransactOptions, TransactPlan } from './store.js';
+import { copyRun, type RunRecord } from './types.js';
 
 /** The hint for plans that only decide a transition: the store may group them with others. */
 const PURE: TransactOptions = Object.freeze({ pure: true });
@@ -172,6 +172,16 @@ export async function executePage(
       });
     } else if (outcome.kind === 'threw') {
       await settleFailure(engine, run.runId, token, outcome.error, false);
+    } else if (task.handlers?.check === undefined && issued!.effect === undefined) {
+      // The plain commit, awaited here rather than in `commit`: most pages end this way, one async frame each.
+      let write: RunWrite | null;
+      try {
+        write = await engine.store.transact(engine.namespace, run.runId, plainCommit(engine, token, issued!), PURE);
+      } catch (error) {
+        await commitFailed(engine, run.runId, token, error);
+        return;
+      }
+      engine.written(write);
     } else {
       await commit(engine, task, run, token, issued!);
     }
@@ -217,17 +227,42 @@ async function commit(engine: Engine, task: RegisteredTask, run: RunRecord, toke
     );
     engine.written(write);
   } catch (error) {
-    if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
-      await settle(engine, run.runId, {
-        type: 'contract_invalid',
-        actor,
-        leaseToken: token,
-        error: engine.toRunError(error),
-      });
-      return;
-    }
-    await settleFailure(engine, run.runId, token, error, false);
+    await commitFailed(engine, run.runId, token, error);
   }
+}
+
+/** A passed commit-time check: what `commitDecision` is given for a page without one. */
+const PASSED: CheckResult = Object.freeze({ ok: true });
+const NO_DETAIL: Json = Object.freeze({});
+
+/**
+ * The plan of a commit with no commit-time check and no effect: the gate, then the page's settle, decided on the row
+ * the store hands it. Pure, so the store may group it with others (or fold it into the claim's transaction).
+ */
+function plainCommit(engine: Engine, token: number, control: Control): TransactPlan<RunWrite | null, unknown> {
+  return (_tx, current) => {
+    const now = engine.now();
+    const actor = engine.workerActor;
+    const gate = commitGate(current, token, actor, now);
+    if (gate.kind === 'lost') return { write: null, value: null };
+    const { write } =
+      gate.kind === 'deadline' ? gate : commitDecision(gate.run, token, actor, control, PASSED, NO_DETAIL, now);
+    return { write, value: write };
+  };
+}
+
+/** A commit that threw: a broken handler contract ends the run so, anything else is the page's failure. */
+async function commitFailed(engine: Engine, runId: string, token: number, error: unknown): Promise<void> {
+  if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
+    await settle(engine, runId, {
+      type: 'contract_invalid',
+      actor: engine.workerActor,
+      leaseToken: token,
+      error: engine.toRunError(error),
+    });
+    return;
+  }
+  await settleFailure(engine, runId, token, error, false);
 }
 
 function decide(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
@@ -307,10 +342,8 @@ async function renewLease(engine: Engine, runId: string, token: number): Promise
         if (!holdsLease(current, token) || current.lease === null) {
           return { write: null, value: current?.status === 'cancelled' ? ('cancelled' as const) : ('lost' as const) };
         }
-        const run = {
-          ...current,
-          lease: { ...current.lease, expiresAt: engine.now() + engine.options.protocol.leaseMs },
-        };
+        const run = copyRun(current);
+        run.lease = { ...current.lease, expiresAt: engine.now() + engine.options.protocol.leaseMs };
         return { write: { run, history: [], events: [] }, value: 'held' as const };
       },
       PURE,

@@ -7,14 +7,12 @@ export type Outcome =
   | { kind: 'stopped'; reason: StopReason };
 
 /**
- * One page in flight in this process: its stop state, its abort signal (made on first use) and the one promise its
- * outcome settles. The first of the handler's end and a stop wins; what comes later is ignored. A class, not a set
+ * One page in flight in this process: its stop state, its abort signal (made on first use) and its outcome (a promise
+ * of it made on first read). The first of the handler's end and a stop wins; what comes later is ignored. A class, not a set
  * of closures, because thousands of pages are in flight at once and each lives until its settle commits.
  */
 export class PageFlight implements InFlight {
   stopReason: StopReason | null = null;
-  /** Settles with the page's outcome: the handler's end, or the stop that came first. */
-  readonly outcome: Promise<Outcome>;
   private controller: AbortController | null = null;
   private abortedWith: Error | null = null;
   /**
@@ -22,21 +20,35 @@ export class PageFlight implements InFlight {
    * returned synchronously has it at once, and nothing left to time or stop.
    */
   result: Outcome | null = null;
-  private resolve!: (outcome: Outcome) => void;
+  /** The promise `outcome` answers, made on first read: a page whose handler ended synchronously never needs one. */
+  private promised: Promise<Outcome> | null = null;
+  private resolve: ((outcome: Outcome) => void) | null = null;
 
   constructor(
     readonly runId: string,
     readonly token: number,
-  ) {
-    this.outcome = new Promise<Outcome>((resolve) => {
-      this.resolve = resolve;
-    });
+  ) {}
+
+  /** Settles with the page's outcome: the handler's end, or the stop that came first. */
+  get outcome(): Promise<Outcome> {
+    if (this.promised === null) {
+      const settled = this.result;
+      this.promised =
+        settled !== null
+          ? Promise.resolve(settled)
+          : new Promise<Outcome>((resolve) => {
+              this.resolve = resolve;
+            });
+    }
+    return this.promised;
   }
 
   private settle(outcome: Outcome): void {
     if (this.result !== null) return;
     this.result = outcome;
-    this.resolve(outcome);
+    const resolve = this.resolve;
+    this.resolve = null;
+    resolve?.(outcome);
   }
 
   signal(): AbortSignal {

@@ -204,12 +204,13 @@ export function runColumn(run: RunRecord, column: keyof RunRow): unknown {
   return field[2] === null ? value : field[2](value);
 }
 
-/**
- * Parsed values of the JSON columns many runs share word for word (a task's policy and callback kinds): parsed
- * once, frozen, and shared, so reading a page of runs does not parse the same text for every row.
- */
 const shared = new Map<string, unknown>();
-function parseShared<T>(text: string): T {
+
+/**
+ * Parses a JSON column that many runs share word for word (a task's policy and callback kinds): parsed once, frozen,
+ * and shared, so reading a page of runs does not parse the same text for every row.
+ */
+export function parseSharedJson<T>(text: string): T {
   let value = shared.get(text);
   if (value === undefined) {
     if (shared.size >= 1024) shared.clear();
@@ -253,8 +254,8 @@ export function rowToRun(row: RunRow): RunRecord {
     modelCallsUsed: row.model_calls_used,
     idempotencyKey: row.idempotency_key,
     inputHash: row.input_hash,
-    policy: parseShared(row.policy),
-    events: parseShared(row.events),
+    policy: parseSharedJson(row.policy),
+    events: parseSharedJson(row.events),
     recovery: row.recovery as RunRecord['recovery'],
     triggerEvent: parse(row.trigger_event),
     fence: row.fence,

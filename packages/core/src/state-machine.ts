@@ -3,6 +3,7 @@ import { retryDelayMs } from './retry-policy.js';
 import {
   type CallbackEventRecord,
   type CallbackKind,
+  copyRun,
   type HistoryEntry,
   iso,
   isTerminal,
@@ -220,7 +221,7 @@ function holdsLease(run: RunRecord, token: number): boolean {
 export function transition(run: RunRecord, input: TransitionInput, now: number): Decision {
   const from = run.status;
   if (isTerminal(from)) return refuse('TERMINAL', `run is ${from}`);
-  const next: RunRecord = { ...run };
+  const next = copyRun(run);
   let to: RunStatus;
   let reason: Reason;
   let detail: Json | undefined;

@@ -148,6 +148,47 @@ export interface RunRecord {
   updatedAt: number;
 }
 
+/**
+ * A copy of a run record, field by field in the order of the interface (and of `rowToRun`). Every record made this
+ * way, or by a literal in that order, shares one hidden class in V8, so the functions each run passes through stay
+ * monomorphic; a spread (`{ ...run }`) gives each generation of copies a class of its own, and copies them slowly.
+ */
+export function copyRun(run: RunRecord): RunRecord {
+  return {
+    runId: run.runId,
+    namespace: run.namespace,
+    taskName: run.taskName,
+    taskVersion: run.taskVersion,
+    definitionHash: run.definitionHash,
+    status: run.status,
+    reason: run.reason,
+    query: run.query,
+    state: run.state,
+    page: run.page,
+    pageFailures: run.pageFailures,
+    businessFailures: run.businessFailures,
+    scheduledRetries: run.scheduledRetries,
+    recoveries: run.recoveries,
+    error: run.error,
+    revision: run.revision,
+    trigger: run.trigger,
+    dueAt: run.dueAt,
+    deadlineAt: run.deadlineAt,
+    modelCallLimit: run.modelCallLimit,
+    modelCallsUsed: run.modelCallsUsed,
+    idempotencyKey: run.idempotencyKey,
+    inputHash: run.inputHash,
+    policy: run.policy,
+    events: run.events,
+    recovery: run.recovery,
+    triggerEvent: run.triggerEvent,
+    fence: run.fence,
+    lease: run.lease,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+  };
+}
+
 /** A trigger event as a run keeps it: its id, type and the hash of its whole content. */
 export interface ReceivedEvent {
   id: string;

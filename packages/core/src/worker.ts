@@ -32,6 +32,25 @@ export function planClaim(
   return { run: claimed.run, history, events };
 }
 
+/**
+ * Finds the plan behind each run a claim answered (`writeOf(runId, index)`). A store usually answers every run it
+ * planned, in the order it planned them: then each is read at its index. Otherwise a map by run id is made, the last
+ * plan of a run winning (the one its write was made from). Cheaper than a map per claim: this runs for every claim.
+ */
+export function plannedWrites(
+  planned: readonly RunWrite[],
+  answered: readonly RunRecord[],
+): (runId: string, index: number) => RunWrite | undefined {
+  let inOrder = planned.length === answered.length;
+  for (let i = 0; inOrder && i < answered.length; i++) {
+    inOrder = planned[i]?.run.runId === answered[i]?.runId;
+  }
+  if (inOrder) return (_runId, index) => planned[index];
+  const byId = new Map<string, RunWrite>();
+  for (const write of planned) byId.set(write.run.runId, write);
+  return (runId) => byId.get(runId);
+}
+
 /** The worker loop of one queue: claims due runs into free slots, executes them, and sweeps expired leases. */
 export class WorkerLoop {
   private running = false;
@@ -127,7 +146,7 @@ export class WorkerLoop {
         const free = engine.options.runtime.concurrency - engine.inflight.size;
         if (free > 0 && tasks.length > 0 && this.running) {
           const claimNow = engine.now();
-          const planned = new Map<string, RunWrite>();
+          const planned: RunWrite[] = [];
           // Half the slots per claim at most: while one half settles, the next claim is already in flight.
           const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
           const claimedRuns = await engine.store.claimDue({
@@ -139,15 +158,17 @@ export class WorkerLoop {
             plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
             plan: (run) => {
               const write = planClaim(run, actor, leaseMs, claimNow);
-              if (write) planned.set(run.runId, write);
+              if (write) planned.push(write);
               return write;
             },
           });
           // Only the runs the store answers were written: a plan it made for a row that had moved is not a claim. The
           // page executes the run as the store answers it, the row as written (a store may have planned on part of
           // a row and read the rest back with the write).
-          for (const run of claimedRuns) {
-            const write = planned.get(run.runId);
+          const writeOf = plannedWrites(planned, claimedRuns);
+          for (let i = 0; i < claimedRuns.length; i++) {
+            const run = claimedRuns[i] as RunRecord;
+            const write = writeOf(run.runId, i);
             if (write === undefined) continue;
             engine.written(write);
             if (run.status !== 'running' || run.lease?.owner !== actor) continue;

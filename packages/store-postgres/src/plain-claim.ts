@@ -1,10 +1,12 @@
 import {
   isPlainClaimOf,
   type PlainClaim,
+  parseSharedJson,
   type RunRecord,
   type RunRow,
   type RunWrite,
   rowToRun,
+  runParams,
   type SelectRequest,
 } from '@docket/core';
 import { columnList } from './recordsets.js';
@@ -48,7 +50,7 @@ export interface PlainClaimRow {
 /**
  * The text columns that every run of a task usually holds word for word: its definition hash, policy, callback kinds
  * and recovery mode. A fresh run whose four equal the values sent with the statement (the last ones claimed for the
- * request's first task) is answered without them (see `answerColumns`), and `expandRow` puts the sent values back:
+ * request's first task) is answered without them (see `answerColumns`), and `freshRun` puts the sent values back:
  * the client then reads four short strings less per claimed row, and the rows' records share those strings.
  */
 export interface SharedValues {
@@ -169,7 +171,7 @@ export function plainClaimStatement(
  * The claim's answer columns. A run never claimed before (a fresh start: page 1, every counter 0, revision 1, fence 0,
  * `pending`, `STARTED`, due and last updated when it was created, no state, error, trigger or lease) of the request's
  * task, whose shared columns equal the values sent from `$first` on (`SharedValues`), varies from every other such
- * run only in the few columns answered by name: the rest of its row is known, and `expandRow` writes it back. Any
+ * run only in the few columns answered by name: the rest of its row is known, and `freshRun` writes it back. Any
  * other row comes back whole, as JSON, in `docket_row`. Each field of an answer costs the client a step of its parser
  * even when NULL, so the fresh run's answer is ten fields instead of thirty-six: ~1 µs per row less (measured in
  * docs/benchmarks.md).
@@ -202,45 +204,45 @@ function answerColumns(tasks: number, first: number): string {
         CASE WHEN ${fresh} THEN NULL ELSE row_to_json(c)::text END AS docket_row`;
 }
 
-/** The stored row of an answer row (see `answerColumns`): parsed from `docket_row`, or a fresh run's put together. */
-function expandRow(row: PlainClaimRow, request: SelectRequest, shared: SharedValues): RunRow {
-  if (row.docket_row !== null) return JSON.parse(row.docket_row) as RunRow;
+/**
+ * The record of a fresh run's answer row (see `answerColumns`), put together from its answered columns and the shared
+ * values sent: what `rowToRun` answers for its stored row, in the same field order, without a row in between.
+ */
+function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValues): RunRecord {
   const only = request.tasks[0];
+  const created = row.created_at;
   return {
-    run_id: row.run_id,
+    runId: row.run_id,
     namespace: request.namespace,
-    task_name: row.task_name ?? (only?.name as string),
-    task_version: row.task_version ?? (only?.version as string),
-    definition_hash: shared.definition_hash as string,
-    query: row.query,
-    input_hash: row.input_hash,
-    idempotency_key: row.idempotency_key,
-    created_at: row.created_at,
-    deadline_at: row.deadline_at,
-    model_call_limit: row.model_call_limit,
-    policy: shared.policy as string,
-    events: shared.events as string,
-    recovery: shared.recovery as string,
-    trigger: null,
-    trigger_event: null,
-    state: null,
-    error: null,
-    page: 1,
-    page_failures: 0,
-    business_failures: 0,
-    scheduled_retries: 0,
-    recoveries: 0,
-    model_calls_used: 0,
+    taskName: row.task_name ?? (only?.name as string),
+    taskVersion: row.task_version ?? (only?.version as string),
+    definitionHash: shared.definition_hash as string,
     status: 'pending',
     reason: 'STARTED',
+    query: JSON.parse(row.query),
+    state: null,
+    page: 1,
+    pageFailures: 0,
+    businessFailures: 0,
+    scheduledRetries: 0,
+    recoveries: 0,
+    error: null,
     revision: 1,
+    trigger: null,
+    dueAt: created,
+    deadlineAt: row.deadline_at,
+    modelCallLimit: row.model_call_limit,
+    modelCallsUsed: 0,
+    idempotencyKey: row.idempotency_key,
+    inputHash: row.input_hash,
+    policy: parseSharedJson(shared.policy as string),
+    events: parseSharedJson(shared.events as string),
+    recovery: shared.recovery as RunRecord['recovery'],
+    triggerEvent: null,
     fence: 0,
-    due_at: row.created_at,
-    claim_due_at: row.created_at,
-    lease_owner: null,
-    lease_token: null,
-    lease_expires_at: null,
-    updated_at: row.created_at,
+    lease: null,
+    createdAt: created,
+    updatedAt: created,
   };
 }
 
@@ -277,9 +279,16 @@ export function planPlainClaims(
       result.leftover++;
       continue;
     }
-    const stored = expandRow(row, request, shared);
-    learned?.learn(stored);
-    const current = rowToRun(stored);
+    let current: RunRecord;
+    if (row.docket_row === null) {
+      current = freshRun(row, request, shared);
+      // A fresh row holds the values sent, which are its task's as learned, unless it is of another of the tasks.
+      if (row.task_name !== undefined) learned?.learn(runParams(current));
+    } else {
+      const stored = JSON.parse(row.docket_row) as RunRow;
+      learned?.learn(stored);
+      current = rowToRun(stored);
+    }
     const write = request.plan(current);
     if (write !== null && isPlainClaimOf(current, write, claim, request.now)) {
       result.claimed.push(write);

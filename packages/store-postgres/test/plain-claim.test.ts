@@ -9,7 +9,7 @@ import {
   transition,
 } from '@docket/core';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { plainClaimStatement } from '../src/plain-claim.js';
 import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
@@ -172,6 +172,7 @@ describe('the one-statement plain claim', () => {
 
   it('puts back a fresh run answered in a few columns and a retried run answered whole: each is its stored row', async () => {
     const { schema, store, a } = await setup();
+    const primer = await a.start({ query: 'primer' });
     const fresh = await a.start({ query: 'fresh' });
     const retried = await a.start({ query: 'retried' });
     // A run several pages and attempts old, as far as the claim can tell: none of a fresh run's values.
@@ -182,12 +183,24 @@ describe('the one-statement plain claim', () => {
       [retried.runId],
     );
     const before = await stored(store, retried.runId);
+    const freshBefore = await stored(store, fresh.runId);
+    // The first claim knows no shared values yet and answers the primer whole; the next sends what it learned, so the
+    // fresh run comes back in its few columns (its row is never parsed from JSON) and the retried one whole.
+    expect((await store.claimDue(claimRequest([A], 1).request)).map((run) => run.runId)).toEqual([primer.runId]);
+    const parse = vi.spyOn(JSON, 'parse');
     const { request, planned } = claimRequest([A], 8, Date.now() + 10);
     const claimed = await store.claimDue(request);
+    const parsedWhole = parse.mock.calls.map(([text]) => String(text)).filter((text) => text.includes('"run_id"'));
+    parse.mockRestore();
+    expect(parsedWhole.map((text) => JSON.parse(text).run_id)).toEqual([retried.runId]);
     expect(claimed.map((run) => run.runId).sort()).toEqual([fresh.runId, retried.runId].sort());
     for (const run of claimed) expect(run).toEqual(await stored(store, run.runId));
-    // Core planned on the rows as stored: the retried one with its own counters and revision.
+    // Core planned on the rows as stored: the retried one with its own counters and revision, and the fresh one put
+    // together from its few columns, field for field in the order a stored row's record has them.
     expect(planned.get(retried.runId)?.before).toEqual(before);
+    const freshPlanned = planned.get(fresh.runId)?.before;
+    expect(freshPlanned).toEqual(freshBefore);
+    expect(Object.keys(freshPlanned ?? {})).toEqual(Object.keys(freshBefore));
     expect(claimed.find((run) => run.runId === retried.runId)).toMatchObject({
       page: 3,
       pageFailures: 2,
