@@ -65,6 +65,28 @@ export function commitDecision(
 }
 
 /**
+ * `commitGate` then `commitDecision` with a passed check, as one decision for a page with no commit-time check:
+ * `null` when the lease is lost, the `DEADLINE` cancel when the deadline has passed, otherwise the page's settle. It
+ * makes none of the objects those two answer, since it runs for nearly every page. Pure.
+ */
+export function plainCommitDecision(
+  current: RunRecord | null,
+  token: number,
+  actor: string,
+  control: { kind: 'next' | 'end'; state: Json | null },
+  now: number,
+): RunWrite | null {
+  if (!holdsLease(current, token)) return null;
+  const input: TransitionInput =
+    current.deadlineAt !== null && current.deadlineAt <= now
+      ? { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }
+      : control.kind === 'next'
+        ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
+        : { type: 'settle_end', actor, leaseToken: token };
+  return toWrite(current, input, now);
+}
+
+/**
  * Reserves one model call of the run's budget (no transition: the revision stays), or, when the budget is spent,
  * cancels the run with `MODEL_CALL_BUDGET` so no request is sent. Pure.
  */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { commitDecision, commitGate, holdsLease, planModelCall } from './commit-policy.js';
+import { commitDecision, commitGate, holdsLease, plainCommitDecision, planModelCall } from './commit-policy.js';
 import { formatIssues } from './config.js';
 import {
   abortError,
@@ -15,7 +15,7 @@ import type { CheckResult, ControlOptions, PageControl } from './handlers.js';
 import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
 import { PageContext } from './page-context.js';
-import { PageFlight } from './page-flight.js';
+import { type Outcome, PageFlight } from './page-flight.js';
 import { type TransitionInput, transition } from './state-machine.js';
 import type { PlanResult, RunWrite, TransactOptions, TransactPlan } from './store.js';
 import { copyRun, type RunRecord } from './types.js';
@@ -53,58 +53,117 @@ export async function settle(engine: Engine, runId: string, input: TransitionInp
 /**
  * Executes one claimed page of `run` to its settle: the claim-time check, the handler under its timeout, deadline,
  * heartbeat and signal, then the commit (re-checks, check at commit, effect, write) or the failure transition.
- * `callerSignal` is the signal of a `task.run` caller: its abort ends the run `CALLER_CANCELLED`.
+ * `callerSignal` is the signal of a `task.run` caller: its abort ends the run `CALLER_CANCELLED`. Not itself async:
+ * a page whose handler ends synchronously goes from here to its settle with one small async frame (`settlePage`).
  */
-export async function executePage(
+export function executePage(
   engine: Engine,
   task: RegisteredTask,
   run: RunRecord,
   callerSignal?: AbortSignal,
 ): Promise<void> {
-  const handlers = task.handlers;
-  if (handlers === null) throw new Error('internal: executing a task without handlers');
+  try {
+    const handlers = task.handlers;
+    if (handlers === null) throw new Error('internal: executing a task without handlers');
+    // `run` is this page's own copy, fresh from the store: freeze it in place rather than copy it again.
+    const query = deepFreeze(run.query);
+    const state = deepFreeze(run.state);
+    if (handlers.check) return checkThenRun(engine, task, run, query, state, callerSignal);
+    return runPage(engine, task, run, query, state, callerSignal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** The claim-time check in its own transaction; the page runs only if it passed and the lease is still held. */
+async function checkThenRun(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  query: Json,
+  state: Json | null,
+  callerSignal: AbortSignal | undefined,
+): Promise<void> {
+  const check = task.handlers?.check;
+  if (check === undefined) throw new Error('internal: no check to run');
   const token = run.fence;
   const actor = engine.workerActor;
   const allowAsync = engine.store.capabilities.asyncTransactions;
-  // `run` is this page's own copy, fresh from the store: freeze it in place rather than copy it again.
-  const query = deepFreeze(run.query);
-  const state = deepFreeze(run.state);
-
-  if (handlers.check) {
-    const check = handlers.check;
-    let verdict: 'ok' | 'blocked' | 'lost';
-    try {
-      verdict = await engine.store.transact(engine.namespace, run.runId, (tx, current) => {
-        if (!holdsLease(current, token)) return { write: null, value: 'lost' as const };
-        return step(
-          check({ runId: run.runId, query, state, phase: 'claim', tx }),
-          allowAsync,
-          'check',
-          (result: CheckResult): PlanResult<'ok' | 'blocked' | 'lost'> => {
-            if (result?.ok === true) return { write: null, value: 'ok' };
-            const write = decide(
-              current,
-              {
-                type: 'check_failed',
-                actor,
-                phase: 'claim',
-                leaseToken: token,
-                detail: engine.checkDetail(result),
-              },
-              engine.now(),
-            );
-            return { write, value: 'blocked' };
-          },
-        );
-      });
-    } catch (error) {
-      await settleFailure(engine, run.runId, token, error, false);
-      return;
-    }
-    if (verdict === 'blocked') engine.wake();
-    if (verdict !== 'ok') return;
+  let verdict: 'ok' | 'blocked' | 'lost';
+  try {
+    verdict = await engine.store.transact(engine.namespace, run.runId, (tx, current) => {
+      if (!holdsLease(current, token)) return { write: null, value: 'lost' as const };
+      return step(
+        check({ runId: run.runId, query, state, phase: 'claim', tx }),
+        allowAsync,
+        'check',
+        (result: CheckResult): PlanResult<'ok' | 'blocked' | 'lost'> => {
+          if (result?.ok === true) return { write: null, value: 'ok' };
+          const write = decide(
+            current,
+            {
+              type: 'check_failed',
+              actor,
+              phase: 'claim',
+              leaseToken: token,
+              detail: engine.checkDetail(result),
+            },
+            engine.now(),
+          );
+          return { write, value: 'blocked' };
+        },
+      );
+    });
+  } catch (error) {
+    await settleFailure(engine, run.runId, token, error, false);
+    return;
   }
+  if (verdict === 'blocked') engine.wake();
+  if (verdict !== 'ok') return;
+  await runPage(engine, task, run, query, state, callerSignal);
+}
 
+/** What a page's handler issued: its one control (`ctx.next` or `ctx.end`), and a second call's contract violation. */
+class IssuedControl {
+  control: Control | null = null;
+  violation: string | null = null;
+
+  constructor(private readonly runId: string) {}
+
+  /** Records `ctx.next` or `ctx.end`, checking its options; a second call is a contract violation. */
+  issue(kind: 'next' | 'end', nextState: Json | null, options: ControlOptions<unknown> | undefined): Control {
+    const issued = this.control;
+    if (issued !== null) {
+      this.violation = `ctx.${kind} called after ctx.${issued.kind}: a page settles once`;
+      throw new DocketError('HANDLER_CONTRACT_INVALID', this.violation, {
+        operation: `ctx.${kind}`,
+        runId: this.runId,
+      });
+    }
+    if (options !== undefined && (typeof options !== 'object' || options === null)) {
+      throw new DocketError('CONFIG_INVALID', `ctx.${kind} options must be an object`, { operation: `ctx.${kind}` });
+    }
+    if (options?.effect !== undefined && typeof options.effect !== 'function') {
+      throw new DocketError('CONFIG_INVALID', 'effect must be a function', { operation: `ctx.${kind}` });
+    }
+    const control: Control = Object.freeze({ kind, state: nextState, effect: options?.effect });
+    this.control = control;
+    return control;
+  }
+}
+
+/** Runs the handler of a page that may run: synchronously, then its settle now or once its outcome is known. */
+function runPage(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  query: Json,
+  state: Json | null,
+  callerSignal: AbortSignal | undefined,
+): Promise<void> {
+  const handlers = task.handlers;
+  if (handlers === null) throw new Error('internal: executing a task without handlers');
+  const token = run.fence;
   const flight = new PageFlight(run.runId, token);
   engine.inflight.set(run.runId, flight);
 
@@ -114,23 +173,7 @@ export async function executePage(
     else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
   }
 
-  let issued: Control | null = null;
-  let violation: string | null = null;
-  const control = (kind: 'next' | 'end', nextState: Json | null, options: ControlOptions<unknown> | undefined) => {
-    if (issued !== null) {
-      violation = `ctx.${kind} called after ctx.${issued.kind}: a page settles once`;
-      throw new DocketError('HANDLER_CONTRACT_INVALID', violation, { operation: `ctx.${kind}`, runId: run.runId });
-    }
-    if (options !== undefined && (typeof options !== 'object' || options === null)) {
-      throw new DocketError('CONFIG_INVALID', `ctx.${kind} options must be an object`, { operation: `ctx.${kind}` });
-    }
-    if (options?.effect !== undefined && typeof options.effect !== 'function') {
-      throw new DocketError('CONFIG_INVALID', 'effect must be a function', { operation: `ctx.${kind}` });
-    }
-    issued = Object.freeze({ kind, state: nextState, effect: options?.effect });
-    return issued;
-  };
-
+  const issued = new IssuedControl(run.runId);
   const ctx = new PageContext(
     run.runId,
     query,
@@ -139,51 +182,84 @@ export async function executePage(
     run.pageFailures + 1,
     (nextState, options) => {
       const committed = nextState === undefined ? run.state : validateState(engine, task, nextState, run.runId);
-      return control('next', committed, options);
+      return issued.issue('next', committed, options);
     },
-    (options) => control('end', run.state, options),
+    (options) => issued.issue('end', run.state, options),
     (provider, request) => callModel(engine, run.runId, token, flight, provider, request),
     flight,
   );
 
   flight.run(handlers, ctx);
-  // The timeout, the deadline and the heartbeat watch a handler that is still running: one that returned (or threw)
-  // synchronously has ended, and its outcome wins over any stop that could come later, so it gets none of them.
-  const timers = flight.result !== null ? null : startPageTimers(engine, run, token);
-  // An outcome already settled is read as it is: one await (and turn of the microtask queue) less per page.
+  // A handler that returned (or threw) synchronously has ended, and its outcome wins over any stop that could come
+  // later: it gets no timers, and its settle starts now.
+  if (flight.result !== null && onCallerAbort === null) return settlePage(engine, task, run, flight.result, issued);
+  return awaitOutcome(engine, task, run, flight, issued, callerSignal, onCallerAbort);
+}
+
+/** A page whose handler is still running: its timeout, deadline and heartbeat watch it until its outcome, then it settles. */
+async function awaitOutcome(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  flight: PageFlight,
+  issued: IssuedControl,
+  callerSignal: AbortSignal | undefined,
+  onCallerAbort: (() => void) | null,
+): Promise<void> {
+  const timers = flight.result !== null ? null : startPageTimers(engine, run, run.fence);
   const outcome = flight.result ?? (await flight.outcome);
   if (timers !== null) stopPageTimers(timers);
   if (onCallerAbort) callerSignal?.removeEventListener('abort', onCallerAbort);
+  await settlePage(engine, task, run, outcome, issued);
+}
 
+/** Settles a page by its outcome (the commit, a failure, a stop or a contract violation), then frees its slot. */
+async function settlePage(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  outcome: Outcome,
+  issued: IssuedControl,
+): Promise<void> {
+  const token = run.fence;
+  const control = issued.control;
   try {
     if (outcome.kind === 'stopped') {
       await settleStop(engine, run.runId, token, outcome.reason);
-    } else if (violation !== null || (outcome.kind === 'returned' && (issued === null || outcome.value !== issued))) {
+    } else if (
+      issued.violation !== null ||
+      (outcome.kind === 'returned' && (control === null || outcome.value !== control))
+    ) {
       const message =
-        violation ??
-        (issued === null
+        issued.violation ??
+        (control === null
           ? 'execute must return ctx.next(...) or ctx.end(...)'
           : 'execute returned something other than the control object of this attempt');
       await settle(engine, run.runId, {
         type: 'contract_invalid',
-        actor,
+        actor: engine.workerActor,
         leaseToken: token,
         error: engine.toRunError(new DocketError('HANDLER_CONTRACT_INVALID', message, { runId: run.runId })),
       });
     } else if (outcome.kind === 'threw') {
       await settleFailure(engine, run.runId, token, outcome.error, false);
-    } else if (task.handlers?.check === undefined && issued!.effect === undefined) {
+    } else if (task.handlers?.check === undefined && control?.effect === undefined) {
       // The plain commit, awaited here rather than in `commit`: most pages end this way, one async frame each.
       let write: RunWrite | null;
       try {
-        write = await engine.store.transact(engine.namespace, run.runId, plainCommit(engine, token, issued!), PURE);
+        write = await engine.store.transact(
+          engine.namespace,
+          run.runId,
+          plainCommit(engine, token, control as Control),
+          PURE,
+        );
       } catch (error) {
         await commitFailed(engine, run.runId, token, error);
         return;
       }
       engine.written(write);
     } else {
-      await commit(engine, task, run, token, issued!);
+      await commit(engine, task, run, token, control as Control);
     }
   } finally {
     engine.inflight.delete(run.runId);
@@ -231,22 +307,13 @@ async function commit(engine: Engine, task: RegisteredTask, run: RunRecord, toke
   }
 }
 
-/** A passed commit-time check: what `commitDecision` is given for a page without one. */
-const PASSED: CheckResult = Object.freeze({ ok: true });
-const NO_DETAIL: Json = Object.freeze({});
-
 /**
- * The plan of a commit with no commit-time check and no effect: the gate, then the page's settle, decided on the row
- * the store hands it. Pure, so the store may group it with others (or fold it into the claim's transaction).
+ * The plan of a commit with no commit-time check and no effect (`plainCommitDecision`), decided on the row the store
+ * hands it. Pure, so the store may group it with others (or fold it into the claim's transaction).
  */
 function plainCommit(engine: Engine, token: number, control: Control): TransactPlan<RunWrite | null, unknown> {
   return (_tx, current) => {
-    const now = engine.now();
-    const actor = engine.workerActor;
-    const gate = commitGate(current, token, actor, now);
-    if (gate.kind === 'lost') return { write: null, value: null };
-    const { write } =
-      gate.kind === 'deadline' ? gate : commitDecision(gate.run, token, actor, control, PASSED, NO_DETAIL, now);
+    const write = plainCommitDecision(current, token, engine.workerActor, control, engine.now());
     return { write, value: write };
   };
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runIn } from '../test/run-fixture.js';
 import { isPlainClaimOf, qualifiesForPlainClaim } from './plain-claim.js';
 import type { PlainClaim } from './store.js';
-import { iso, RUN_STATUSES } from './types.js';
+import { iso, RUN_STATUSES, type RunRecord } from './types.js';
 import { planClaim } from './worker.js';
 
 const NOW = 10_000;
@@ -62,5 +62,17 @@ describe('the plain claim', () => {
     ];
     for (const variant of variants) expect(isPlainClaimOf(run, variant, claim, NOW)).toBe(false);
     expect(isPlainClaimOf(run, write, { ...claim, actor: 'worker:b' }, NOW)).toBe(false);
+  });
+
+  it('refuses a write that changes any field of the record by identity, or adds one', () => {
+    const run = runIn('pending');
+    const write = planClaim(run, claim.actor, LEASE_MS, NOW);
+    if (write === null) throw new Error('expected a claim');
+    for (const field of Object.keys(write.run)) {
+      const changed = { ...write, run: { ...write.run, [field]: { changed: field } } };
+      expect(isPlainClaimOf(run, changed, claim, NOW), field).toBe(false);
+    }
+    const added = { ...write, run: { ...write.run, extra: 1 } as RunRecord };
+    expect(isPlainClaimOf(run, added, claim, NOW)).toBe(false);
   });
 });

@@ -7,17 +7,6 @@ export function qualifiesForPlainClaim(run: RunRecord, now: number): boolean {
   return due && (run.deadlineAt === null || run.deadlineAt > now);
 }
 
-/** The fields a plain claim writes; every other field of the run keeps its value (the same value, by identity). */
-const CLAIM_FIELDS: ReadonlySet<string> = new Set<keyof RunRecord>([
-  'status',
-  'reason',
-  'revision',
-  'dueAt',
-  'fence',
-  'lease',
-  'updatedAt',
-]);
-
 /**
  * Whether `write` is exactly the plain claim `claim` of `current` at `now` (see `PlainClaim`): what a store that
  * applied the claim itself checks against core's plan before it hands the run to a worker.
@@ -54,13 +43,37 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
   ) {
     return false;
   }
-  // Compared field by field rather than through `runChanges`, and the fields counted rather than listed with
-  // `Object.keys`: this runs for every claimed run.
-  let fields = 0;
-  for (const field in next) {
-    if (!CLAIM_FIELDS.has(field) && next[field as keyof RunRecord] !== current[field as keyof RunRecord]) return false;
-    fields++;
+  // Every field a plain claim does not write keeps its value, by identity. Written out field by field (this runs for
+  // every claimed run), then the fields counted, so that neither record has one the other lacks.
+  if (
+    next.namespace !== current.namespace ||
+    next.taskName !== current.taskName ||
+    next.taskVersion !== current.taskVersion ||
+    next.definitionHash !== current.definitionHash ||
+    next.query !== current.query ||
+    next.state !== current.state ||
+    next.page !== current.page ||
+    next.pageFailures !== current.pageFailures ||
+    next.businessFailures !== current.businessFailures ||
+    next.scheduledRetries !== current.scheduledRetries ||
+    next.recoveries !== current.recoveries ||
+    next.error !== current.error ||
+    next.trigger !== current.trigger ||
+    next.deadlineAt !== current.deadlineAt ||
+    next.modelCallLimit !== current.modelCallLimit ||
+    next.modelCallsUsed !== current.modelCallsUsed ||
+    next.idempotencyKey !== current.idempotencyKey ||
+    next.inputHash !== current.inputHash ||
+    next.policy !== current.policy ||
+    next.events !== current.events ||
+    next.recovery !== current.recovery ||
+    next.triggerEvent !== current.triggerEvent ||
+    next.createdAt !== current.createdAt
+  ) {
+    return false;
   }
+  let fields = 0;
+  for (const _ in next) fields++;
   for (const _ in current) fields--;
   return fields === 0;
 }

@@ -220,9 +220,11 @@ export function checkWrite(current: RunRecord, write: RunWrite): void {
       `internal: revision ${write.run.revision} does not follow ${current.revision} + ${write.history.length}`,
     );
   }
-  write.history.forEach((entry, index) => {
-    if (entry.seq !== current.revision + index + 1) throw new Error('internal: history seq out of order');
-  });
+  for (let index = 0; index < write.history.length; index++) {
+    if (write.history[index]?.seq !== current.revision + index + 1) {
+      throw new Error('internal: history seq out of order');
+    }
+  }
   if (write.history.length === 0) checkQuietWrite(current, write.run);
 }
 

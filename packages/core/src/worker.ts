@@ -2,7 +2,7 @@ import type { Engine } from './engine.js';
 import { executePage } from './execution.js';
 import { transition } from './state-machine.js';
 import type { RunWrite, TaskKey } from './store.js';
-import { type HistoryEntry, iso, type RunRecord } from './types.js';
+import { iso, type RunRecord } from './types.js';
 
 /**
  * The claim decision for one selected run: a due time trigger first fires (`TIME_REACHED`), then the claim
@@ -15,21 +15,20 @@ export function planClaim(
   now: number,
   explicit = false,
 ): RunWrite | null {
-  let current = run;
-  const history: HistoryEntry[] = [];
-  const events: RunWrite['events'] = [];
-  if (current.status === 'waiting') {
-    const fired = transition(current, { type: 'time_reached', actor }, now);
-    if (!fired.ok) return null;
-    current = fired.run;
-    history.push(fired.history);
-    events.push(...fired.events);
+  if (run.status !== 'waiting') {
+    // Most claims: one transition, its arrays as they are (grown by `push`, each would reserve room for 17).
+    const claimed = transition(run, { type: 'claim', actor, leaseMs, explicit }, now);
+    return claimed.ok ? { run: claimed.run, history: [claimed.history], events: claimed.events } : null;
   }
-  const claimed = transition(current, { type: 'claim', actor, leaseMs, explicit }, now);
-  if (!claimed.ok) return history.length > 0 ? { run: current, history, events } : null;
-  history.push(claimed.history);
-  events.push(...claimed.events);
-  return { run: claimed.run, history, events };
+  const fired = transition(run, { type: 'time_reached', actor }, now);
+  if (!fired.ok) return null;
+  const claimed = transition(fired.run, { type: 'claim', actor, leaseMs, explicit }, now);
+  if (!claimed.ok) return { run: fired.run, history: [fired.history], events: fired.events };
+  return {
+    run: claimed.run,
+    history: [fired.history, claimed.history],
+    events: fired.events.concat(claimed.events),
+  };
 }
 
 /**

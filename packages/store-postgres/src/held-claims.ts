@@ -17,15 +17,21 @@ interface Fused {
   reject: (error: unknown) => void;
 }
 
-/** One run of a held claim: its row as the claim selected it, and everything the transaction will write for it. */
+/**
+ * One run of a held claim: its row as the claim selected it, and everything the transaction will write for it. The
+ * arrays are never changed in place (core's write may still hold them): a fused plan replaces them with longer ones,
+ * each made at its size (an array grown by `push` reserves room for 17).
+ */
 interface HeldRun {
   group: HeldGroup;
   base: RunRecord;
   latest: RunRecord;
-  history: HistoryEntry[];
-  events: CallbackEventRecord[];
-  fused: Fused[];
+  history: readonly HistoryEntry[];
+  events: readonly CallbackEventRecord[];
+  fused: readonly Fused[];
 }
+
+const NONE_FUSED: readonly Fused[] = Object.freeze([]);
 
 /** The runs of one held claim transaction. `done` resolves (never rejects) once it committed or failed. */
 export interface HeldGroup {
@@ -57,9 +63,9 @@ export class HeldClaims {
         group,
         base: current,
         latest: write.run,
-        history: [...write.history],
-        events: [...write.events],
-        fused: [],
+        history: write.history,
+        events: write.events,
+        fused: NONE_FUSED,
       };
       group.runs.push(run);
       this.held.set(current.runId, run);
@@ -92,10 +98,10 @@ export class HeldClaims {
     }
     const { write, value } = planned;
     run.latest = write.run;
-    run.history.push(...write.history);
-    run.events.push(...write.events);
+    run.history = run.history.concat(write.history);
+    if (write.events.length > 0) run.events = run.events.concat(write.events);
     return new Promise<T>((resolve, reject) => {
-      run.fused.push({ value, resolve: resolve as (value: unknown) => void, reject });
+      run.fused = run.fused.concat({ value, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
@@ -104,7 +110,7 @@ export class HeldClaims {
     group.closed = true;
     return group.runs.map((run) => ({
       current: run.base,
-      write: { run: run.latest, history: run.history, events: run.events },
+      write: { run: run.latest, history: run.history as HistoryEntry[], events: run.events as CallbackEventRecord[] },
     }));
   }
 

@@ -53,24 +53,33 @@ export function recordset(params: Params, table: PgTable, rows: readonly object[
  * Rows for one statement, split by column: a column whose value every row shares travels once, as a parameter
  * (`$n::type`); the others (and the `keep` columns, the keys the statement joins on) travel per row in a
  * `json_to_recordset`. A batch of claims or settles shares most of its values (status, reason, owner, time), so this
- * keeps the text the server must parse a fraction of the rows' size. `column(name)` is the expression for a column.
+ * keeps the text the server must parse a fraction of the rows' size. The `count` rows are read through
+ * `value(index, column)` (undefined reads as NULL), so a caller need not build an object per row first.
+ * `column(name)` is the expression for a column.
  */
 export function compactRows(
   params: Params,
-  rows: readonly Record<string, unknown>[],
+  count: number,
   columns: readonly Column[],
   alias: string,
   keep: readonly string[],
+  value: (index: number, column: string) => unknown,
 ): { from: string; column(name: string): string } {
-  const first = rows[0] ?? {};
-  const varying = columns.filter(
-    (c) => keep.includes(c.name) || rows.some((row) => (row[c.name] ?? null) !== (first[c.name] ?? null)),
-  );
-  const sent = rows.map((row) => {
+  const varying: Column[] = [];
+  const shared = new Map<string, unknown>();
+  for (const c of columns) {
+    const first = count === 0 ? null : (value(0, c.name) ?? null);
+    let differs = keep.includes(c.name);
+    for (let i = 1; !differs && i < count; i++) differs = (value(i, c.name) ?? null) !== first;
+    if (differs) varying.push(c);
+    else shared.set(c.name, first);
+  }
+  const sent: Record<string, unknown>[] = new Array(count);
+  for (let i = 0; i < count; i++) {
     const out: Record<string, unknown> = {};
-    for (const c of varying) out[c.name] = row[c.name] ?? null;
-    return out;
-  });
+    for (const c of varying) out[c.name] = value(i, c.name) ?? null;
+    sent[i] = out;
+  }
   const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');
   const expressions = new Map(varying.map((c) => [c.name, `${alias}."${c.name}"`]));
   const types = new Map(columns.map((c) => [c.name, c.type]));
@@ -79,7 +88,7 @@ export function compactRows(
     column(name) {
       let expression = expressions.get(name);
       if (expression === undefined) {
-        expression = params.add(first[name] ?? null, types.get(name) ?? 'text');
+        expression = params.add(shared.get(name) ?? null, types.get(name) ?? 'text');
         expressions.set(name, expression);
       }
       return expression;

@@ -108,22 +108,31 @@ export function runWritesStatement(
   }
   changed.delete('run_id');
   const columns = [...changed];
-  const runs = writes.map(({ current, write }, index) => {
-    const delta = deltas[index] as Partial<RunRow>;
-    const row: Record<string, unknown> = {
-      run_id: current.runId,
-      expected_revision: current.revision,
-      expected_lease_expires_at: current.lease?.expiresAt ?? null,
-      expected_model_calls_used: current.modelCallsUsed,
-    };
-    if (claimedFirst !== undefined) row.claimed_from = current.status;
-    for (const column of columns) row[column] = column in delta ? delta[column] : runColumn(write.run, column);
-    return row;
-  });
+  // Each write's values, read where they are (no row object per write): its id, the guard's expected values, the
+  // claimed-from status, then each changed column from its delta, or as the write's record holds it.
+  const writeValue = (index: number, column: string): unknown => {
+    const { current, write } = writes[index] as PendingWrite;
+    switch (column) {
+      case 'run_id':
+        return current.runId;
+      case 'expected_revision':
+        return current.revision;
+      case 'expected_lease_expires_at':
+        return current.lease?.expiresAt ?? null;
+      case 'expected_model_calls_used':
+        return current.modelCallsUsed;
+      case 'claimed_from':
+        return current.status;
+      default: {
+        const delta = deltas[index] as Partial<RunRow>;
+        return column in delta ? delta[column as keyof RunRow] : runColumn(write.run, column as keyof RunRow);
+      }
+    }
+  };
   const params = new Params();
   const v = compactRows(
     params,
-    runs,
+    writes.length,
     [
       RUN_ID,
       ...GUARD,
@@ -132,6 +141,7 @@ export function runWritesStatement(
     ],
     'v',
     ['run_id'],
+    writeValue,
   );
   // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
   const sets =
@@ -161,7 +171,9 @@ export function runWritesStatement(
           ${params.add(actor, 'text')}, NULL FROM u)`);
   }
   if (history.length > 0) {
-    const x = compactRows(params, history, columnsOf(docketHistory), 'x', ['run_id']);
+    const x = compactRows(params, history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
+      return (history[index] as Record<string, unknown>)[column];
+    });
     const values = columnsOf(docketHistory)
       .map((c) => x.column(c.name))
       .join(', ');

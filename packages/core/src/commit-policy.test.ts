@@ -1,0 +1,45 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runIn } from '../test/run-fixture.js';
+import { commitDecision, commitGate, plainCommitDecision } from './commit-policy.js';
+import type { Json } from './json.js';
+import { RUN_STATUSES } from './types.js';
+
+describe('plainCommitDecision', () => {
+  it('decides what commitGate then commitDecision with a passed check decide, for any run, token, deadline and control', () => {
+    let decided = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...RUN_STATUSES),
+        fc.constantFrom(6, 7, 8),
+        fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2_000 })),
+        fc.constantFrom('next' as const, 'end' as const),
+        fc.oneof(fc.constant(null), fc.jsonValue()),
+        (status, token, deadlineAt, kind, state) => {
+          const current = runIn(status, { deadlineAt });
+          const now = 1_000;
+          const control = { kind, state: state as Json | null };
+          const gate = commitGate(current, token, 'w', now);
+          const expected =
+            gate.kind === 'lost'
+              ? null
+              : gate.kind === 'deadline'
+                ? gate.write
+                : commitDecision(gate.run, token, 'w', control, { ok: true }, {}, now).write;
+          expect(plainCommitDecision(current, token, 'w', control, now)).toEqual(expected);
+          decided += expected === null ? 0 : 1;
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+    // Both branches are exercised: pages that hold their lease and commit, and pages that lost it.
+    expect(decided).toBeGreaterThan(50);
+  });
+
+  it('is null without a row, and cancels with DEADLINE at the deadline itself', () => {
+    expect(plainCommitDecision(null, 1, 'w', { kind: 'end', state: null }, 1_000)).toBeNull();
+    const running = runIn('running', { deadlineAt: 1_000 });
+    const write = plainCommitDecision(running, running.fence, 'w', { kind: 'end', state: null }, 1_000);
+    expect(write?.run).toMatchObject({ status: 'cancelled', reason: 'DEADLINE' });
+  });
+});
