@@ -192,8 +192,55 @@ function runPage(
   flight.run(handlers, ctx);
   // A handler that returned (or threw) synchronously has ended, and its outcome wins over any stop that could come
   // later: it gets no timers, and its settle starts now.
-  if (flight.result !== null && onCallerAbort === null) return settlePage(engine, task, run, flight.result, issued);
-  return awaitOutcome(engine, task, run, flight, issued, callerSignal, onCallerAbort);
+  const outcome = flight.result;
+  if (outcome === null || onCallerAbort !== null) {
+    return awaitOutcome(engine, task, run, flight, issued, callerSignal, onCallerAbort);
+  }
+  const control = issued.control;
+  if (
+    control !== null &&
+    issued.violation === null &&
+    outcome.kind === 'returned' &&
+    outcome.value === control &&
+    handlers.check === undefined &&
+    control.effect === undefined
+  ) {
+    return plainSettle(engine, run, control);
+  }
+  return settlePage(engine, task, run, outcome, issued);
+}
+
+/**
+ * `settlePage` for the page most pages are: its handler returned its control synchronously, with no check at commit
+ * and no effect. The commit is chained with `then` rather than awaited in an async function: a suspended async frame
+ * holds every register of its function, and thousands of pages wait for their commit at once.
+ */
+function plainSettle(engine: Engine, run: RunRecord, control: Control): Promise<void> {
+  const runId = run.runId;
+  const token = run.fence;
+  return engine.store.transact(engine.namespace, runId, plainCommit(engine, token, control), PURE).then(
+    (write) => {
+      try {
+        engine.written(write);
+      } finally {
+        endPage(engine, runId);
+      }
+    },
+    (error: unknown) =>
+      commitFailed(engine, runId, token, error).then(
+        () => endPage(engine, runId),
+        (failed: unknown) => {
+          endPage(engine, runId);
+          throw failed;
+        },
+      ),
+  );
+}
+
+/** A page settled (or failed to): it is no longer in flight, and its slot is free. */
+function endPage(engine: Engine, runId: string): void {
+  engine.inflight.delete(runId);
+  engine.slotFreed();
 }
 
 /** A page whose handler is still running: its timeout, deadline and heartbeat watch it until its outcome, then it settles. */
@@ -262,8 +309,7 @@ async function settlePage(
       await commit(engine, task, run, token, control as Control);
     }
   } finally {
-    engine.inflight.delete(run.runId);
-    engine.slotFreed();
+    endPage(engine, run.runId);
   }
 }
 
