@@ -122,5 +122,13 @@ export function deepFreeze<T>(value: T): T {
 function freezeAll(value: unknown): void {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
   Object.freeze(value);
-  for (const child of Object.values(value)) freezeAll(child);
+  // Read key by key rather than through `Object.values`: every page freezes its query, and that array was garbage.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeAll(value[i]);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (Object.hasOwn(record, key)) freezeAll(record[key]);
+  }
 }

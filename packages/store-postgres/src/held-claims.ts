@@ -58,7 +58,8 @@ export class HeldClaims {
       finish = resolve;
     });
     const group: HeldGroup = { closed: false, runs: [], done, finish };
-    for (const { current, write } of writes) {
+    for (let i = 0; i < writes.length; i++) {
+      const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {
         group,
         base: current,
@@ -121,10 +122,15 @@ export class HeldClaims {
 
   /** The group's transaction committed: answers the fused plans and remembers the written rows. */
   committed(group: HeldGroup, known: KnownRuns): void {
-    for (const run of group.runs) {
+    const runs = group.runs;
+    for (let i = 0; i < runs.length; i++) {
+      const run = runs[i] as HeldRun;
       known.committed(run.latest);
       this.release(run);
-      for (const fused of run.fused) fused.resolve(fused.value);
+      for (let f = 0; f < run.fused.length; f++) {
+        const fused = run.fused[f] as Fused;
+        fused.resolve(fused.value);
+      }
     }
     group.finish();
   }

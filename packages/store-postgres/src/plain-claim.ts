@@ -274,7 +274,8 @@ export function planPlainClaims(
   if (rows.length > 0 && marked !== rows[0]?.docket_claimed) {
     throw new Error(`internal: the plain claim wrote ${rows[0]?.docket_claimed} runs but marked ${marked}`);
   }
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as PlainClaimRow;
     if (!row.docket_plain) {
       result.leftover++;
       continue;

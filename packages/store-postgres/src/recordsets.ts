@@ -67,7 +67,8 @@ export function compactRows(
 ): { from: string; column(name: string): string } {
   const varying: Column[] = [];
   const shared = new Map<string, unknown>();
-  for (const c of columns) {
+  for (let ci = 0; ci < columns.length; ci++) {
+    const c = columns[ci] as Column;
     const first = count === 0 ? null : (value(0, c.name) ?? null);
     let differs = keep.includes(c.name);
     for (let i = 1; !differs && i < count; i++) differs = (value(i, c.name) ?? null) !== first;
@@ -77,7 +78,10 @@ export function compactRows(
   const sent: Record<string, unknown>[] = new Array(count);
   for (let i = 0; i < count; i++) {
     const out: Record<string, unknown> = {};
-    for (const c of varying) out[c.name] = value(i, c.name) ?? null;
+    for (let ci = 0; ci < varying.length; ci++) {
+      const name = (varying[ci] as Column).name;
+      out[name] = value(i, name) ?? null;
+    }
     sent[i] = out;
   }
   const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');

@@ -1,4 +1,5 @@
 import {
+  type CallbackEventRecord,
   type CreateRunRequest,
   checkWrite,
   eventParams,
@@ -94,7 +95,8 @@ export function runWritesStatement(
   const changed = new Set<keyof RunRow>();
   const history: Record<string, unknown>[] = [];
   const events: object[] = [];
-  for (const { current, write } of writes) {
+  for (let w = 0; w < writes.length; w++) {
+    const { current, write } = writes[w] as PendingWrite;
     checkWrite(current, write);
     const delta = runChanges(current, write.run);
     for (const column in delta) changed.add(column as keyof RunRow);
@@ -104,7 +106,7 @@ export function runWritesStatement(
       history.push(
         historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
       );
-    for (const event of write.events) events.push(eventParams(event));
+    for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
   }
   changed.delete('run_id');
   const columns = [...changed];
