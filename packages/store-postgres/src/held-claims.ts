@@ -24,7 +24,12 @@ interface Fused {
  */
 interface HeldRun {
   group: HeldGroup;
-  base: RunRecord;
+  runId: string;
+  /**
+   * The row as selected, until the group's commit statement is written from it; then `null`, so that one record less
+   * per run stays alive while the commit is awaited.
+   */
+  base: RunRecord | null;
   latest: RunRecord;
   history: readonly HistoryEntry[];
   events: readonly CallbackEventRecord[];
@@ -32,6 +37,8 @@ interface HeldRun {
 }
 
 const NONE_FUSED: readonly Fused[] = Object.freeze([]);
+const NO_HISTORY: readonly HistoryEntry[] = Object.freeze([]);
+const NO_EVENTS: readonly CallbackEventRecord[] = Object.freeze([]);
 
 /** The runs of one held claim transaction. `done` resolves (never rejects) once it committed or failed. */
 export interface HeldGroup {
@@ -62,6 +69,7 @@ export class HeldClaims {
       const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {
         group,
+        runId: current.runId,
         base: current,
         latest: write.run,
         history: write.history,
@@ -109,10 +117,20 @@ export class HeldClaims {
   /** Closes a group to fusing and answers its writes: each run from its selected row to its latest record. */
   close(group: HeldGroup): PendingWrite[] {
     group.closed = true;
-    return group.runs.map((run) => ({
-      current: run.base,
-      write: { run: run.latest, history: run.history as HistoryEntry[], events: run.events as CallbackEventRecord[] },
-    }));
+    const writes: PendingWrite[] = new Array(group.runs.length);
+    for (let i = 0; i < group.runs.length; i++) {
+      const run = group.runs[i] as HeldRun;
+      if (run.base === null) throw new Error('internal: a held group closed twice');
+      writes[i] = {
+        current: run.base,
+        write: { run: run.latest, history: run.history as HistoryEntry[], events: run.events as CallbackEventRecord[] },
+      };
+      // The caller writes the commit from `writes` now; nothing reads the selected row or the arrays after it.
+      run.base = null;
+      run.history = NO_HISTORY;
+      run.events = NO_EVENTS;
+    }
+    return writes;
   }
 
   /** Whether a closed group folded any plan in (its commit must then wait for the flush, as every settle's does). */
@@ -138,14 +156,14 @@ export class HeldClaims {
   /** The group's transaction failed or its outcome is unknown: rejects the fused plans with `error(runId)`. */
   failed(group: HeldGroup, known: KnownRuns, error: (runId: string) => unknown): void {
     for (const run of group.runs) {
-      known.forget(run.base.runId);
+      known.forget(run.runId);
       this.release(run);
-      for (const fused of run.fused) fused.reject(error(run.base.runId));
+      for (const fused of run.fused) fused.reject(error(run.runId));
     }
     group.finish();
   }
 
   private release(run: HeldRun): void {
-    if (this.held.get(run.base.runId) === run) this.held.delete(run.base.runId);
+    if (this.held.get(run.runId) === run) this.held.delete(run.runId);
   }
 }
