@@ -7,7 +7,6 @@ import { RUN_STATUSES } from './types.js';
 
 describe('plainCommitDecision', () => {
   it('decides what commitGate then commitDecision with a passed check decide, for any run, token, deadline and control', () => {
-    let decided = 0;
     fc.assert(
       fc.property(
         fc.constantFrom(...RUN_STATUSES),
@@ -27,13 +26,34 @@ describe('plainCommitDecision', () => {
                 ? gate.write
                 : commitDecision(gate.run, token, 'w', control, { ok: true }, {}, now).write;
           expect(plainCommitDecision(current, token, 'w', control, now)).toEqual(expected);
-          decided += expected === null ? 0 : 1;
         },
       ),
       { numRuns: 1_000 },
     );
-    // Both branches are exercised: pages that hold their lease and commit, and pages that lost it.
-    expect(decided).toBeGreaterThan(50);
+  });
+
+  it('writes the settle (or the DEADLINE cancel) of every page that holds its lease, as the two steps do', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('running' as const, 'pausing' as const),
+        fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2_000 })),
+        fc.constantFrom('next' as const, 'end' as const),
+        (status, deadlineAt, kind) => {
+          const current = runIn(status, { deadlineAt });
+          const control = { kind, state: null };
+          const gate = commitGate(current, current.fence, 'w', 1_000);
+          if (gate.kind === 'lost') throw new Error('a run in the fixture holds its own fence');
+          const expected =
+            gate.kind === 'deadline'
+              ? gate.write
+              : commitDecision(gate.run, current.fence, 'w', control, { ok: true }, {}, 1_000).write;
+          const decided = plainCommitDecision(current, current.fence, 'w', control, 1_000);
+          expect(decided).not.toBeNull();
+          expect(decided).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('is null without a row, and cancels with DEADLINE at the deadline itself', () => {
