@@ -54,7 +54,7 @@ export async function settle(engine: Engine, runId: string, input: TransitionInp
  * Executes one claimed page of `run` to its settle: the claim-time check, the handler under its timeout, deadline,
  * heartbeat and signal, then the commit (re-checks, check at commit, effect, write) or the failure transition.
  * `callerSignal` is the signal of a `task.run` caller: its abort ends the run `CALLER_CANCELLED`. Not itself async:
- * a page whose handler ends synchronously goes from here to its settle with one small async frame (`settlePage`).
+ * a page whose handler ends synchronously goes from here to its settle (`settlePage`) with no async frame.
  */
 export function executePage(
   engine: Engine,
@@ -196,29 +196,25 @@ function runPage(
   if (outcome === null || onCallerAbort !== null) {
     return awaitOutcome(engine, task, run, flight, issued, callerSignal, onCallerAbort);
   }
-  const control = issued.control;
-  if (
-    control !== null &&
-    issued.violation === null &&
-    outcome.kind === 'returned' &&
-    outcome.value === control &&
-    handlers.check === undefined &&
-    control.effect === undefined
-  ) {
-    return plainSettle(engine, run, control);
-  }
   return settlePage(engine, task, run, outcome, issued);
 }
 
 /**
- * `settlePage` for the page most pages are: its handler returned its control synchronously, with no check at commit
- * and no effect. The commit is chained with `then` rather than awaited in an async function: a suspended async frame
- * holds every register of its function, and thousands of pages wait for their commit at once.
+ * `settlePage` for the page most pages are: its handler returned its control, with no check at commit and no effect.
+ * The commit is chained with `then` rather than awaited in an async function: a suspended async frame holds every
+ * register of its function, and thousands of pages wait for their commit at once.
  */
 function plainSettle(engine: Engine, run: RunRecord, control: Control): Promise<void> {
   const runId = run.runId;
   const token = run.fence;
-  return engine.store.transact(engine.namespace, runId, plainCommit(engine, token, control), PURE).then(
+  let committed: Promise<RunWrite | null>;
+  try {
+    committed = engine.store.transact(engine.namespace, runId, plainCommit(engine, token, control), PURE);
+  } catch (error) {
+    // A store that throws instead of rejecting still gets the failure path, which frees the slot.
+    committed = Promise.reject(error);
+  }
+  return committed.then(
     (write) => {
       try {
         engine.written(write);
@@ -260,8 +256,33 @@ async function awaitOutcome(
   await settlePage(engine, task, run, outcome, issued);
 }
 
-/** Settles a page by its outcome (the commit, a failure, a stop or a contract violation), then frees its slot. */
-async function settlePage(
+/**
+ * Settles a page by its outcome, then frees its slot: a handler that returned its control with no commit-time check
+ * and no effect (most pages) through `plainSettle`, any other outcome through `settleOther`.
+ */
+function settlePage(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  outcome: Outcome,
+  issued: IssuedControl,
+): Promise<void> {
+  const control = issued.control;
+  if (
+    control !== null &&
+    issued.violation === null &&
+    outcome.kind === 'returned' &&
+    outcome.value === control &&
+    task.handlers?.check === undefined &&
+    control.effect === undefined
+  ) {
+    return plainSettle(engine, run, control);
+  }
+  return settleOther(engine, task, run, outcome, issued);
+}
+
+/** `settlePage` for a stop, a contract violation, a throw, or a commit with a commit-time check or an effect. */
+async function settleOther(
   engine: Engine,
   task: RegisteredTask,
   run: RunRecord,
@@ -290,21 +311,6 @@ async function settlePage(
       });
     } else if (outcome.kind === 'threw') {
       await settleFailure(engine, run.runId, token, outcome.error, false);
-    } else if (task.handlers?.check === undefined && control?.effect === undefined) {
-      // The plain commit, awaited here rather than in `commit`: most pages end this way, one async frame each.
-      let write: RunWrite | null;
-      try {
-        write = await engine.store.transact(
-          engine.namespace,
-          run.runId,
-          plainCommit(engine, token, control as Control),
-          PURE,
-        );
-      } catch (error) {
-        await commitFailed(engine, run.runId, token, error);
-        return;
-      }
-      engine.written(write);
     } else {
       await commit(engine, task, run, token, control as Control);
     }
