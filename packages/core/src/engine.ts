@@ -3,6 +3,7 @@ import type { ResolvedDefinition } from './definition.js';
 import { DocketError } from './errors.js';
 import type { TaskHandlers } from './handlers.js';
 import type { Json } from './json.js';
+import { KeyTable } from './key-table.js';
 import type { RunWrite, Store } from './store.js';
 import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
 import type { RunError } from './types.js';
@@ -30,7 +31,8 @@ export interface InFlight {
 
 /** The state one queue's runtime shares between its task API, workers and executions. */
 export class Engine {
-  readonly inflight = new Map<string, InFlight>();
+  /** Pages in flight in this process, by run id (a `KeyTable`: thousands come and go every second). */
+  readonly inflight = new KeyTable<InFlight>();
   readonly tasks = new Map<string, RegisteredTask>();
   private wakeResolve: (() => void) | null = null;
   private woken = false;

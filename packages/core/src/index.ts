@@ -16,6 +16,7 @@ export type {
   ValidateEventContext,
 } from './handlers.js';
 export { canonicalJson, type Json } from './json.js';
+export { KeyTable } from './key-table.js';
 export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './model.js';
 export type { DeadLetter, Health, Operator, OperatorResult, ReplayResult, RunCommand } from './operator.js';

@@ -1,3 +1,5 @@
+import { KeyTable } from '@docket/core';
+
 /** One queued call: its key (calls with one key never share a batch) and how to settle its promise. */
 export interface Queued<R> {
   key: string;
@@ -24,7 +26,7 @@ export class Batcher<I extends { key: string }> {
   private queue: I[] = [];
   private running = 0;
   /** Keys of the batches in flight: a call waits until no running batch holds its key. */
-  private readonly busy = new Set<string>();
+  private readonly busy = new KeyTable<true>();
   private scheduled = false;
 
   constructor(
@@ -50,7 +52,7 @@ export class Batcher<I extends { key: string }> {
       const batch = this.take();
       if (batch.length === 0) return; // every queued key is in flight: the end of a batch schedules again
       this.running++;
-      for (const item of batch) this.busy.add(item.key);
+      for (const item of batch) this.busy.set(item.key, true);
       void this.run(batch).finally(() => {
         for (const item of batch) this.busy.delete(item.key);
         this.running--;
@@ -61,11 +63,11 @@ export class Batcher<I extends { key: string }> {
 
   /** Takes up to `maxBatch` queued calls with distinct keys not in flight, oldest first; the rest keep their place. */
   private take(): I[] {
-    const keys = new Set<string>(this.busy);
+    const keys = new Set<string>();
     const batch: I[] = [];
     const rest: I[] = [];
     for (const item of this.queue) {
-      if (batch.length < this.options.maxBatch && !keys.has(item.key)) {
+      if (batch.length < this.options.maxBatch && !keys.has(item.key) && !this.busy.has(item.key)) {
         keys.add(item.key);
         batch.push(item);
       } else {

@@ -3,6 +3,7 @@ import {
   checkWrite,
   type HistoryEntry,
   isThenable,
+  KeyTable,
   type PlanResult,
   type RunRecord,
   type TransactPlan,
@@ -56,7 +57,7 @@ export interface HeldGroup {
  * two of each. Every other call for a held run waits until the claim's transaction has ended.
  */
 export class HeldClaims {
-  private readonly held = new Map<string, HeldRun>();
+  private readonly held = new KeyTable<HeldRun>();
 
   /** Holds the claims `writes` (each run's row as selected and core's claim) in a new group. */
   hold(writes: readonly PendingWrite[]): HeldGroup {

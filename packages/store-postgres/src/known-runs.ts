@@ -1,4 +1,4 @@
-import type { RunRecord } from '@docket/core';
+import { KeyTable, type RunRecord } from '@docket/core';
 
 /**
  * The rows this store instance last committed for runs that hold a lease: the runs its workers are executing. A pure
@@ -7,7 +7,7 @@ import type { RunRecord } from '@docket/core';
  * again. It is only a shortcut: forgetting an entry is always safe.
  */
 export class KnownRuns {
-  private readonly rows = new Map<string, RunRecord>();
+  private readonly rows = new KeyTable<RunRecord>();
 
   constructor(private readonly limit = 100_000) {}
 
