@@ -93,25 +93,40 @@ export function runWritesStatement(
 ): Statement {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
-  const history: Record<string, unknown>[] = [];
   const events: object[] = [];
+  // With `claimedFirst`, every write's first entry is that plain claim's, which the statement writes itself.
+  const skip = claimedFirst === undefined ? 0 : 1;
+  // When every write brings exactly one more entry (most batches: a claim, a settle, a claim and its settle), that
+  // entry travels in the write's own recordset row and is inserted from what the update returned: no second recordset
+  // to parse and no join to find the rows that landed.
+  let oneEntryEach = writes.length > 0;
+  let entries = 0;
   for (let w = 0; w < writes.length; w++) {
     const { current, write } = writes[w] as PendingWrite;
     checkWrite(current, write);
     const delta = runChanges(current, write.run);
     for (const column in delta) changed.add(column as keyof RunRow);
     deltas.push(delta);
-    // With `claimedFirst`, every write's first entry is that plain claim's, which the statement writes itself.
-    for (let i = claimedFirst === undefined ? 0 : 1; i < write.history.length; i++)
-      history.push(
-        historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
-      );
+    const own = write.history.length - skip;
+    if (own !== 1) oneEntryEach = false;
+    if (own > 0) entries += own;
     for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
+  }
+  const folded = oneEntryEach && entries > 0;
+  const history: Record<string, unknown>[] = [];
+  if (!folded) {
+    for (let w = 0; w < writes.length; w++) {
+      const { write } = writes[w] as PendingWrite;
+      for (let i = skip; i < write.history.length; i++)
+        history.push(
+          historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
+        );
+    }
   }
   changed.delete('run_id');
   const columns = [...changed];
   // Each write's values, read where they are (no row object per write): its id, the guard's expected values, the
-  // claimed-from status, then each changed column from its delta, or as the write's record holds it.
+  // claimed-from status, its folded history entry, then each changed column from its delta, or as its record holds it.
   const writeValue = (index: number, column: string): unknown => {
     const { current, write } = writes[index] as PendingWrite;
     switch (column) {
@@ -126,6 +141,7 @@ export function runWritesStatement(
       case 'claimed_from':
         return current.status;
       default: {
+        if (column.startsWith(ENTRY_PREFIX)) return entryValue(write.history[skip] as HistoryEntry, column);
         const delta = deltas[index] as Partial<RunRow>;
         return column in delta ? delta[column as keyof RunRow] : runColumn(write.run, column as keyof RunRow);
       }
@@ -139,6 +155,7 @@ export function runWritesStatement(
       RUN_ID,
       ...GUARD,
       ...(claimedFirst === undefined ? [] : [CLAIMED_FROM]),
+      ...(folded ? ENTRY_COLUMNS : []),
       ...columns.map((name) => ({ name, type: RUN_TYPES.get(name) as string })),
     ],
     'v',
@@ -158,13 +175,21 @@ export function runWritesStatement(
   const which = skipLocked
     ? `r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY(${ids}) FOR UPDATE SKIP LOCKED)`
     : `r.run_id = ANY(${ids})`;
+  const returning = ['r.run_id'];
+  if (claimedFirst !== undefined) {
+    returning.push(
+      `${v.column('expected_revision')} + 1 AS claimed_seq`,
+      `${v.column('claimed_from')} AS claimed_from`,
+    );
+  }
+  if (folded) for (const c of ENTRY_COLUMNS) returning.push(`${v.column(c.name)} AS "${c.name}"`);
   const parts = [
     `u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
         WHERE ${which} AND r.run_id = v.run_id
           AND r.revision = ${v.column('expected_revision')}
           AND r.lease_expires_at IS NOT DISTINCT FROM ${v.column('expected_lease_expires_at')}
           AND r.model_calls_used = ${v.column('expected_model_calls_used')}
-        RETURNING r.run_id${claimedFirst === undefined ? '' : `, ${v.column('expected_revision')} + 1 AS claimed_seq, ${v.column('claimed_from')} AS claimed_from`})`,
+        RETURNING ${returning.join(', ')})`,
   ];
   if (claimedFirst !== undefined) {
     const { at, actor } = claimedFirst;
@@ -172,7 +197,10 @@ export function runWritesStatement(
         SELECT run_id, claimed_seq, ${params.add(at, 'text')}, claimed_from, 'running', 'CLAIMED',
           ${params.add(actor, 'text')}, NULL FROM u)`);
   }
-  if (history.length > 0) {
+  if (folded) {
+    parts.push(`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
+        SELECT u.run_id, ${ENTRY_COLUMNS.map((c) => `u."${c.name}"`).join(', ')} FROM u)`);
+  } else if (history.length > 0) {
     const x = compactRows(params, history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
       return (history[index] as Record<string, unknown>)[column];
     });
@@ -195,6 +223,36 @@ export function runWritesStatement(
 }
 
 const RUN_ID = { name: 'run_id', type: 'text' };
+
+/** The prefix of a write's folded history entry's columns in its recordset row (`entry_seq`, `entry_at`, ...). */
+const ENTRY_PREFIX = 'entry_';
+
+/** The history columns after `run_id`, as a folded entry carries them, in the history table's order. */
+const ENTRY_COLUMNS = columnsOf(docketHistory)
+  .filter((c) => c.name !== 'run_id')
+  .map((c) => ({ name: `${ENTRY_PREFIX}${c.name}`, type: c.type }));
+
+/** The value of a folded entry's column (`entry_<history column>`), as `historyParams` writes it. */
+function entryValue(entry: HistoryEntry, column: string): unknown {
+  switch (column) {
+    case 'entry_seq':
+      return entry.seq;
+    case 'entry_at':
+      return entry.at;
+    case 'entry_from_status':
+      return entry.from;
+    case 'entry_to_status':
+      return entry.to;
+    case 'entry_reason':
+      return entry.reason;
+    case 'entry_actor':
+      return entry.actor;
+    case 'entry_detail':
+      return entry.detail === undefined ? null : JSON.stringify(entry.detail);
+    default:
+      throw new Error(`internal: no history column ${column}`);
+  }
+}
 const CLAIMED_FROM = { name: 'claimed_from', type: 'text' };
 const RUN_TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 

@@ -1,4 +1,12 @@
-import { createQueue, planClaim, type RunRecord } from '@docket/core';
+import {
+  createQueue,
+  type HistoryEntry,
+  planClaim,
+  type RunRecord,
+  type RunWrite,
+  rowToHistory,
+  transition,
+} from '@docket/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
@@ -69,6 +77,70 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     // Without allLocked the same writes answer the id that landed.
     const guarded = runWritesStatement(tables, [claims[0]!, { current: moved, write: planClaim(moved, 'w', 1, now)! }]);
     expect((await attempt(guarded.text, guarded.params)).rows).toEqual([{ run_id: first.runId }]);
+    await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+  });
+
+  /** Runs `text` in a rolled-back transaction and answers the history rows of `runIds` it left, in seq order. */
+  async function historyAfter(text: string, params: readonly unknown[], history: string, runIds: string[]) {
+    const client = DATABASE_URL ? new pg.Client(DATABASE_URL) : null;
+    await client?.connect();
+    const query = async (q: string, p?: unknown[]) =>
+      client ? (await client.query(q, p as unknown[])).rows : await db.query(q, p);
+    await query('BEGIN');
+    try {
+      await query(text, [...params]);
+      const rows = await query(`SELECT * FROM ${history} WHERE run_id = ANY($1) ORDER BY run_id, seq`, [runIds]);
+      return rows.map((row) => ({ runId: (row as { run_id: string }).run_id, ...rowToHistory(row as never) }));
+    } finally {
+      await query('ROLLBACK');
+      await client?.end();
+    }
+  }
+
+  /** The history entries of `writes` as the table should hold them after the statement, in the same order. */
+  const expected = (writes: { write: RunWrite }[], from = 0) =>
+    writes
+      .flatMap(({ write }) => write.history.slice(from).map((entry) => ({ runId: write.run.runId, ...entry })))
+      .sort((a, b) => a.runId.localeCompare(b.runId) || a.seq - b.seq);
+
+  /** Claims `current` and settles it with `end`, as a held claim writes it: two entries, CLAIMED first. */
+  function claimAndEnd(current: RunRecord, actor: string, now: number): RunWrite {
+    const claimed = planClaim(current, actor, 30_000, now)!;
+    const ended = transition(claimed.run, { type: 'settle_end', actor, leaseToken: claimed.run.fence }, now + 1);
+    if (!ended.ok) throw new Error('the settle was refused');
+    return { run: ended.run, history: [...claimed.history, ended.history], events: ended.events };
+  }
+
+  it("carries a write's one history entry in its own recordset row, values that differ included", async () => {
+    const { schema, runs, tables } = await setup();
+    const now = Date.now();
+    const [first, second] = runs as [RunRecord, RunRecord];
+    const claims = [
+      { current: first, write: planClaim(first, 'worker:a', 30_000, now)! },
+      { current: second, write: planClaim(second, 'worker:b', 30_000, now + 7)! },
+    ];
+    // A detail on one entry only: it travels per row, the columns both entries share travel once.
+    const entry = claims[1]!.write.history[0] as HistoryEntry;
+    claims[1]!.write.history[0] = { ...entry, detail: { note: 'only here' } };
+    const statement = runWritesStatement(tables, claims, { allLocked: true });
+    expect(statement.text.match(/json_to_recordset/g)).toHaveLength(1);
+    const ids = runs.map((r) => r.runId);
+    const claimed = await historyAfter(statement.text, statement.params, tables.history, ids);
+    expect(claimed.filter((e) => e.seq > 1)).toEqual(expected(claims));
+    // A held claim's write: the statement writes CLAIMED itself, the settle's entry rides in the row.
+    const held = runs.map((current, i) => ({ current, write: claimAndEnd(current, `worker:${i}`, now) }));
+    const claim = { actor: 'worker:0', leaseExpiresAt: now + 30_000, at: held[0]!.write.history[0]!.at };
+    const both = runWritesStatement(tables, held, { allLocked: true, claimedFirst: claim });
+    expect(both.text.match(/json_to_recordset/g)).toHaveLength(1);
+    const after = await historyAfter(both.text, both.params, tables.history, ids);
+    expect(after.filter((e) => e.reason === 'COMPLETED')).toEqual(expected(held, 1));
+    expect(after.filter((e) => e.reason === 'CLAIMED')).toHaveLength(2);
+    // Writes with other counts of entries (two for one run, one for the other) use a recordset of their own.
+    const mixed = [held[0]!, claims[1]!];
+    const apart = runWritesStatement(tables, mixed, { allLocked: true });
+    expect(apart.text.match(/json_to_recordset/g)).toHaveLength(2);
+    const written = await historyAfter(apart.text, apart.params, tables.history, ids);
+    expect(written.filter((e) => e.seq > 1)).toEqual(expected(mixed));
     await db.query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 });
