@@ -1,7 +1,7 @@
-/** What a slot holds after its entry was removed: probing continues past it, and an insert may reuse it. */
-const REMOVED = Symbol('removed');
-
-type Slot = string | typeof REMOVED | undefined;
+/** The states of a slot. A removed slot ends no probe (a later key may lie past it), and an insert may reuse it. */
+const EMPTY = 0;
+const LIVE = 1;
+const REMOVED = 2;
 
 const MIN_CAPACITY = 16;
 
@@ -16,7 +16,10 @@ const MIN_CAPACITY = 16;
  * is garbage as soon as it is removed.
  */
 export class KeyTable<V> {
-  private keys: Slot[] = new Array<Slot>(MIN_CAPACITY).fill(undefined);
+  // Keys are always strings (`''` where none is) and states small integers, so the optimized code that reads them sees
+  // one kind of value and is never thrown away for meeting another.
+  private states = new Uint8Array(MIN_CAPACITY);
+  private keys: string[] = new Array<string>(MIN_CAPACITY).fill('');
   private slots: (V | undefined)[] = new Array<V | undefined>(MIN_CAPACITY).fill(undefined);
   /** Live entries. */
   private count = 0;
@@ -47,11 +50,13 @@ export class KeyTable<V> {
       return this;
     }
     if ((this.taken + 1) * 2 > this.keys.length) this.rebuild(this.count + 1);
-    const mask = this.keys.length - 1;
+    const states = this.states;
+    const mask = states.length - 1;
     let index = hash(key) & mask;
     // Inserting needs the first slot that holds no live entry: `find` above proved the key is not further on.
-    while (typeof this.keys[index] === 'string') index = (index + 1) & mask;
-    if (this.keys[index] === undefined) this.taken++;
+    while (states[index] === LIVE) index = (index + 1) & mask;
+    if (states[index] === EMPTY) this.taken++;
+    states[index] = LIVE;
     this.keys[index] = key;
     this.slots[index] = value;
     this.count++;
@@ -62,7 +67,8 @@ export class KeyTable<V> {
   delete(key: string): boolean {
     const index = this.find(key);
     if (index < 0) return false;
-    this.keys[index] = REMOVED;
+    this.states[index] = REMOVED;
+    this.keys[index] = '';
     this.slots[index] = undefined;
     this.count--;
     return true;
@@ -70,7 +76,8 @@ export class KeyTable<V> {
 
   /** Removes every entry. */
   clear(): void {
-    this.keys.fill(undefined);
+    this.states.fill(EMPTY);
+    this.keys.fill('');
     this.slots.fill(undefined);
     this.count = 0;
     this.taken = 0;
@@ -79,21 +86,22 @@ export class KeyTable<V> {
   /** The values, in no particular order, as a new array. */
   values(): V[] {
     const values: V[] = [];
-    for (let i = 0; i < this.keys.length; i++) {
-      if (typeof this.keys[i] === 'string') values.push(this.slots[i] as V);
+    for (let i = 0; i < this.states.length; i++) {
+      if (this.states[i] === LIVE) values.push(this.slots[i] as V);
     }
     return values;
   }
 
   /** The slot of `key`, or -1. */
   private find(key: string): number {
+    const states = this.states;
     const keys = this.keys;
-    const mask = keys.length - 1;
+    const mask = states.length - 1;
     let index = hash(key) & mask;
     for (;;) {
-      const slot = keys[index];
-      if (slot === undefined) return -1;
-      if (slot === key) return index;
+      const state = states[index];
+      if (state === EMPTY) return -1;
+      if (state === LIVE && keys[index] === key) return index;
       index = (index + 1) & mask;
     }
   }
@@ -103,33 +111,40 @@ export class KeyTable<V> {
    * so that, wherever they live in the heap, they point at nothing.
    */
   private rebuild(needed: number): void {
+    const oldStates = this.states;
     const oldKeys = this.keys;
     const oldSlots = this.slots;
     let capacity = MIN_CAPACITY;
     while (capacity < needed * 4) capacity *= 2;
-    this.keys = new Array<Slot>(capacity).fill(undefined);
-    this.slots = new Array<V | undefined>(capacity).fill(undefined);
-    this.count = 0;
-    this.taken = 0;
+    const states = new Uint8Array(capacity);
+    const keys = new Array<string>(capacity).fill('');
+    const slots = new Array<V | undefined>(capacity).fill(undefined);
     const mask = capacity - 1;
-    for (let i = 0; i < oldKeys.length; i++) {
-      const key = oldKeys[i];
-      if (typeof key !== 'string') continue;
+    let count = 0;
+    for (let i = 0; i < oldStates.length; i++) {
+      if (oldStates[i] !== LIVE) continue;
+      const key = oldKeys[i] as string;
       let index = hash(key) & mask;
-      while (this.keys[index] !== undefined) index = (index + 1) & mask;
-      this.keys[index] = key;
-      this.slots[index] = oldSlots[i];
-      this.count++;
-      this.taken++;
+      while (states[index] !== EMPTY) index = (index + 1) & mask;
+      states[index] = LIVE;
+      keys[index] = key;
+      slots[index] = oldSlots[i];
+      count++;
     }
-    oldKeys.fill(undefined);
+    this.states = states;
+    this.keys = keys;
+    this.slots = slots;
+    this.count = count;
+    this.taken = count;
+    oldKeys.fill('');
     oldSlots.fill(undefined);
   }
 }
 
 /** FNV-1a over the UTF-16 code units of `key`: run ids share their leading (time) digits, so every unit counts. */
 function hash(key: string): number {
-  let h = 0x811c9dc5;
+  // Kept a 32-bit integer throughout (`| 0`, `Math.imul`): a hash above 2^31 would leave the small-integer range.
+  let h = 0x811c9dc5 | 0;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  return h;
 }
