@@ -75,24 +75,20 @@ export function compactRows(
     if (differs) varying.push(c);
     else shared.set(c.name, first);
   }
-  // The JSON text is written out here rather than built as one object per row and stringified: those objects took a
-  // hidden class per set of varying columns (so the optimized code of this function was thrown away again and again)
-  // and were garbage as soon as the text existed.
-  const prefixes = varying.map((c, ci) => `${ci === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
-  let text = '[';
+  const sent: Record<string, unknown>[] = new Array(count);
   for (let i = 0; i < count; i++) {
-    if (i > 0) text += ',';
+    const out: Record<string, unknown> = {};
     for (let ci = 0; ci < varying.length; ci++) {
-      text += (prefixes[ci] as string) + jsonText(value(i, (varying[ci] as Column).name));
+      const name = (varying[ci] as Column).name;
+      out[name] = value(i, name) ?? null;
     }
-    text += varying.length === 0 ? '{}' : '}';
+    sent[i] = out;
   }
-  text += ']';
   const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');
   const expressions = new Map(varying.map((c) => [c.name, `${alias}."${c.name}"`]));
   const types = new Map(columns.map((c) => [c.name, c.type]));
   return {
-    from: `json_to_recordset(${params.add(text, 'json')}) AS ${alias}(${defs})`,
+    from: `json_to_recordset(${params.add(JSON.stringify(sent), 'json')}) AS ${alias}(${defs})`,
     column(name) {
       let expression = expressions.get(name);
       if (expression === undefined) {
@@ -102,17 +98,4 @@ export function compactRows(
       return expression;
     },
   };
-}
-
-/** `value` as JSON text, as `JSON.stringify` writes it in an object (`undefined` reads as `null`). */
-function jsonText(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  switch (typeof value) {
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    default:
-      return JSON.stringify(value) ?? 'null';
-  }
 }
