@@ -113,15 +113,14 @@ export function runWritesStatement(
     for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
   }
   const folded = oneEntryEach && entries > 0;
+  // Folded, `history[w]` is write w's one entry; otherwise every entry, in order, for a recordset of its own.
   const history: Record<string, unknown>[] = [];
-  if (!folded) {
-    for (let w = 0; w < writes.length; w++) {
-      const { write } = writes[w] as PendingWrite;
-      for (let i = skip; i < write.history.length; i++)
-        history.push(
-          historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
-        );
-    }
+  for (let w = 0; w < writes.length; w++) {
+    const { write } = writes[w] as PendingWrite;
+    for (let i = skip; i < write.history.length; i++)
+      history.push(
+        historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
+      );
   }
   changed.delete('run_id');
   const columns = [...changed];
@@ -141,7 +140,7 @@ export function runWritesStatement(
       case 'claimed_from':
         return current.status;
       default: {
-        if (column.startsWith(ENTRY_PREFIX)) return entryValue(write.history[skip] as HistoryEntry, column);
+        if (column.startsWith(ENTRY_PREFIX)) return history[index]?.[column.slice(ENTRY_PREFIX.length)];
         const delta = deltas[index] as Partial<RunRow>;
         return column in delta ? delta[column as keyof RunRow] : runColumn(write.run, column as keyof RunRow);
       }
@@ -232,27 +231,6 @@ const ENTRY_COLUMNS = columnsOf(docketHistory)
   .filter((c) => c.name !== 'run_id')
   .map((c) => ({ name: `${ENTRY_PREFIX}${c.name}`, type: c.type }));
 
-/** The value of a folded entry's column (`entry_<history column>`), as `historyParams` writes it. */
-function entryValue(entry: HistoryEntry, column: string): unknown {
-  switch (column) {
-    case 'entry_seq':
-      return entry.seq;
-    case 'entry_at':
-      return entry.at;
-    case 'entry_from_status':
-      return entry.from;
-    case 'entry_to_status':
-      return entry.to;
-    case 'entry_reason':
-      return entry.reason;
-    case 'entry_actor':
-      return entry.actor;
-    case 'entry_detail':
-      return entry.detail === undefined ? null : JSON.stringify(entry.detail);
-    default:
-      throw new Error(`internal: no history column ${column}`);
-  }
-}
 const CLAIMED_FROM = { name: 'claimed_from', type: 'text' };
 const RUN_TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 

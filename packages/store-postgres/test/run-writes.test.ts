@@ -42,22 +42,30 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     return { schema, runs, tables };
   }
 
-  /** Runs `text` in a transaction (on one connection) that is rolled back, answering its rows or its error. */
-  async function attempt(text: string, params: readonly unknown[]): Promise<{ rows?: unknown[]; error?: Error }> {
+  /** Runs `work` with a query function inside a transaction (on one connection) that is rolled back afterwards. */
+  async function rolledBack<T>(work: (query: (q: string, p?: unknown[]) => Promise<unknown[]>) => Promise<T>) {
     const client = DATABASE_URL ? new pg.Client(DATABASE_URL) : null;
     await client?.connect();
     const query = async (q: string, p?: unknown[]) =>
       client ? (await client.query(q, p as unknown[])).rows : await db.query(q, p);
     await query('BEGIN');
     try {
-      return { rows: await query(text, [...params]) };
-    } catch (error) {
-      return { error: error as Error };
+      return await work(query);
     } finally {
       await query('ROLLBACK');
       await client?.end();
     }
   }
+
+  /** Runs `text` in a rolled-back transaction, answering its rows or its error. */
+  const attempt = (text: string, params: readonly unknown[]): Promise<{ rows?: unknown[]; error?: Error }> =>
+    rolledBack(async (query) => {
+      try {
+        return { rows: await query(text, [...params]) };
+      } catch (error) {
+        return { error: error as Error };
+      }
+    });
 
   it('answers no row when every write lands, and aborts when one row is not the one its plan saw', async () => {
     const { schema, runs, tables } = await setup();
@@ -81,21 +89,12 @@ describe('the run writes statement for locked rows (allLocked)', () => {
   });
 
   /** Runs `text` in a rolled-back transaction and answers the history rows of `runIds` it left, in seq order. */
-  async function historyAfter(text: string, params: readonly unknown[], history: string, runIds: string[]) {
-    const client = DATABASE_URL ? new pg.Client(DATABASE_URL) : null;
-    await client?.connect();
-    const query = async (q: string, p?: unknown[]) =>
-      client ? (await client.query(q, p as unknown[])).rows : await db.query(q, p);
-    await query('BEGIN');
-    try {
+  const historyAfter = (text: string, params: readonly unknown[], history: string, runIds: string[]) =>
+    rolledBack(async (query) => {
       await query(text, [...params]);
       const rows = await query(`SELECT * FROM ${history} WHERE run_id = ANY($1) ORDER BY run_id, seq`, [runIds]);
       return rows.map((row) => ({ runId: (row as { run_id: string }).run_id, ...rowToHistory(row as never) }));
-    } finally {
-      await query('ROLLBACK');
-      await client?.end();
-    }
-  }
+    });
 
   /** The history entries of `writes` as the table should hold them after the statement, in the same order. */
   const expected = (writes: { write: RunWrite }[], from = 0) =>
