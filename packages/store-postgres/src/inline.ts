@@ -95,8 +95,9 @@ function executeText(name: string, params: readonly unknown[]): string {
 
 /** A short stable hash of a statement's text (FNV-1a, 32 bits, twice with different seeds). */
 function hash(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
+  // 32-bit integers from the start (`| 0`; the bits are the same): a seed above 2^31 would leave the small-integer range.
+  let a = 0x811c9dc5 | 0;
+  let b = 0x01000193 | 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);

@@ -65,37 +65,64 @@ export function compactRows(
   keep: readonly string[],
   value: (index: number, column: string) => unknown,
 ): { from: string; column(name: string): string } {
-  const varying: Column[] = [];
-  const shared = new Map<string, unknown>();
-  for (let ci = 0; ci < columns.length; ci++) {
+  // Which columns vary is kept as flags beside `columns` rather than as new arrays and maps of columns: arrays built
+  // here took different element kinds from call to call, and each new one threw this function's optimized code away.
+  const n = columns.length;
+  const varies = new Uint8Array(n);
+  const shared: unknown[] = new Array(n).fill(null);
+  const expressions: string[] = new Array(n).fill('');
+  const keys: string[] = new Array(n).fill('');
+  let defs = '';
+  for (let ci = 0; ci < n; ci++) {
     const c = columns[ci] as Column;
     const first = count === 0 ? null : (value(0, c.name) ?? null);
     let differs = keep.includes(c.name);
     for (let i = 1; !differs && i < count; i++) differs = (value(i, c.name) ?? null) !== first;
-    if (differs) varying.push(c);
-    else shared.set(c.name, first);
-  }
-  const sent: Record<string, unknown>[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const out: Record<string, unknown> = {};
-    for (let ci = 0; ci < varying.length; ci++) {
-      const name = (varying[ci] as Column).name;
-      out[name] = value(i, name) ?? null;
+    if (differs) {
+      varies[ci] = 1;
+      defs = defs === '' ? `"${c.name}" ${c.type}` : `${defs}, "${c.name}" ${c.type}`;
+      expressions[ci] = `${alias}."${c.name}"`;
+      keys[ci] = JSON.stringify(c.name);
+    } else {
+      shared[ci] = first;
     }
-    sent[i] = out;
   }
-  const defs = varying.map((c) => `"${c.name}" ${c.type}`).join(', ');
-  const expressions = new Map(varying.map((c) => [c.name, `${alias}."${c.name}"`]));
-  const types = new Map(columns.map((c) => [c.name, c.type]));
+  // The JSON text is written out here rather than built as one object per row and stringified: those objects took a
+  // hidden class per set of varying columns (another reason the optimized code was thrown away), and were garbage
+  // as soon as the text existed.
+  let text = '[';
+  for (let i = 0; i < count; i++) {
+    let row = '';
+    for (let ci = 0; ci < n; ci++) {
+      if (varies[ci] === 0) continue;
+      row += `${row === '' ? '{' : ','}${keys[ci]}:${jsonText(value(i, (columns[ci] as Column).name))}`;
+    }
+    text += `${i === 0 ? '' : ','}${row === '' ? '{' : row}}`;
+  }
+  text += ']';
   return {
-    from: `json_to_recordset(${params.add(JSON.stringify(sent), 'json')}) AS ${alias}(${defs})`,
+    from: `json_to_recordset(${params.add(text, 'json')}) AS ${alias}(${defs})`,
     column(name) {
-      let expression = expressions.get(name);
-      if (expression === undefined) {
-        expression = params.add(shared.get(name) ?? null, types.get(name) ?? 'text');
-        expressions.set(name, expression);
+      for (let ci = 0; ci < n; ci++) {
+        const c = columns[ci] as Column;
+        if (c.name !== name) continue;
+        if (expressions[ci] === '') expressions[ci] = params.add(shared[ci], c.type);
+        return expressions[ci] as string;
       }
-      return expression;
+      return params.add(null, 'text');
     },
   };
+}
+
+/** `value` as JSON text, as `JSON.stringify` writes it in an object (`undefined` reads as `null`). */
+function jsonText(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return JSON.stringify(value) ?? 'null';
+  }
 }

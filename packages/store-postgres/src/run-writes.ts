@@ -15,7 +15,7 @@ import {
 } from '@docket/core';
 import { SQL, sql } from 'drizzle-orm';
 import { notifyText } from './inline.js';
-import { columnList, columnsOf, compactRows, recordset } from './recordsets.js';
+import { type Column, columnList, columnsOf, compactRows, recordset } from './recordsets.js';
 import { docketEvents, docketHistory, docketRuns } from './schema.js';
 import { Params, type Statement, toSql } from './statement.js';
 
@@ -150,26 +150,18 @@ export function runWritesStatement(
   const v = compactRows(
     params,
     writes.length,
-    [
-      RUN_ID,
-      ...GUARD,
-      ...(claimedFirst === undefined ? [] : [CLAIMED_FROM]),
-      ...(folded ? ENTRY_COLUMNS : []),
-      ...columns.map((name) => ({ name, type: RUN_TYPES.get(name) as string })),
-    ],
+    recordColumns(claimedFirst !== undefined, folded, columns),
     'v',
     ['run_id'],
     writeValue,
   );
   // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
-  const sets =
-    columns.length === 0 ? '"revision" = r."revision"' : columns.map((c) => `"${c}" = ${v.column(c)}`).join(', ');
+  const sets = columns.length === 0 ? '"revision" = r."revision"' : listOf(columns, (c) => `"${c}" = ${v.column(c)}`);
   // The ids as one array besides the join: with `run_id = ANY(...)` the planner looks rows up by the primary key
   // instead of hashing the whole table against the recordset (whose size it cannot estimate).
-  const ids = params.add(
-    writes.map((w) => w.current.runId),
-    'text[]',
-  );
+  const runIds: string[] = new Array(writes.length);
+  for (let w = 0; w < writes.length; w++) runIds[w] = (writes[w] as PendingWrite).current.runId;
+  const ids = params.add(runIds, 'text[]');
   // With `skipLocked`, rows another transaction holds are left alone instead of waited for: it is moving them.
   const which = skipLocked
     ? `r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY(${ids}) FOR UPDATE SKIP LOCKED)`
@@ -198,7 +190,7 @@ export function runWritesStatement(
   }
   if (folded) {
     parts.push(`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT u.run_id, ${ENTRY_COLUMNS.map((c) => `u."${c.name}"`).join(', ')} FROM u)`);
+        SELECT u.run_id, ${ENTRY_SELECT} FROM u)`);
   } else if (history.length > 0) {
     const x = compactRows(params, history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
       return (history[index] as Record<string, unknown>)[column];
@@ -221,7 +213,7 @@ export function runWritesStatement(
   return { text: `WITH ${parts.join(', ')} ${answer}`, params: params.values };
 }
 
-const RUN_ID = { name: 'run_id', type: 'text' };
+const RUN_ID: Column = { name: 'run_id', type: 'text' };
 
 /** The prefix of a write's folded history entry's columns in its recordset row (`entry_seq`, `entry_at`, ...). */
 const ENTRY_PREFIX = 'entry_';
@@ -231,7 +223,34 @@ const ENTRY_COLUMNS = columnsOf(docketHistory)
   .filter((c) => c.name !== 'run_id')
   .map((c) => ({ name: `${ENTRY_PREFIX}${c.name}`, type: c.type }));
 
-const CLAIMED_FROM = { name: 'claimed_from', type: 'text' };
+/** The folded entry's columns as the history insert selects them from the update's answer. */
+const ENTRY_SELECT = ENTRY_COLUMNS.map((c) => `u."${c.name}"`).join(', ');
+
+/**
+ * The columns of a run write's recordset row: the id, the guard, the claimed-from status, the folded entry, then the
+ * changed columns. Pushed one by one rather than spread from arrays of several kinds (an empty literal and an array of
+ * objects differ in V8's element kinds), which made the optimized statement builder be thrown away and rebuilt.
+ */
+function recordColumns(claimed: boolean, folded: boolean, changed: readonly string[]): Column[] {
+  const columns: Column[] = [RUN_ID];
+  for (let i = 0; i < GUARD.length; i++) columns.push(GUARD[i] as Column);
+  if (claimed) columns.push(CLAIMED_FROM);
+  if (folded) for (let i = 0; i < ENTRY_COLUMNS.length; i++) columns.push(ENTRY_COLUMNS[i] as Column);
+  for (let i = 0; i < changed.length; i++) {
+    const name = changed[i] as string;
+    columns.push({ name, type: RUN_TYPES.get(name) as string });
+  }
+  return columns;
+}
+
+/** `items.map(text).join(', ')` as one string built in a loop (no array in between). */
+function listOf<T>(items: readonly T[], text: (item: T) => string): string {
+  let list = '';
+  for (let i = 0; i < items.length; i++) list = i === 0 ? text(items[i] as T) : `${list}, ${text(items[i] as T)}`;
+  return list;
+}
+
+const CLAIMED_FROM: Column = { name: 'claimed_from', type: 'text' };
 const RUN_TYPES = new Map(columnsOf(docketRuns).map((c) => [c.name, c.type]));
 
 /** The columns a guarded write compares before it writes. */
