@@ -98,29 +98,22 @@ export function runWritesStatement(
   const skip = claimedFirst === undefined ? 0 : 1;
   // When every write brings exactly one more entry (most batches: a claim, a settle, a claim and its settle), that
   // entry travels in the write's own recordset row and is inserted from what the update returned: no second recordset
-  // to parse and no join to find the rows that landed.
-  let oneEntryEach = writes.length > 0;
-  let entries = 0;
+  // to parse and no join to find the rows that landed. Folded, `history[w]` is write w's one entry; otherwise the
+  // entries, in order, go to a recordset of their own.
+  let folded = writes.length > 0;
+  const history: Record<string, unknown>[] = [];
   for (let w = 0; w < writes.length; w++) {
     const { current, write } = writes[w] as PendingWrite;
     checkWrite(current, write);
     const delta = runChanges(current, write.run);
     for (const column in delta) changed.add(column as keyof RunRow);
     deltas.push(delta);
-    const own = write.history.length - skip;
-    if (own !== 1) oneEntryEach = false;
-    if (own > 0) entries += own;
-    for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
-  }
-  const folded = oneEntryEach && entries > 0;
-  // Folded, `history[w]` is write w's one entry; otherwise every entry, in order, for a recordset of its own.
-  const history: Record<string, unknown>[] = [];
-  for (let w = 0; w < writes.length; w++) {
-    const { write } = writes[w] as PendingWrite;
+    if (write.history.length - skip !== 1) folded = false;
     for (let i = skip; i < write.history.length; i++)
       history.push(
         historyParams(write.run.runId, write.history[i] as HistoryEntry) as unknown as Record<string, unknown>,
       );
+    for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
   }
   changed.delete('run_id');
   const columns = [...changed];
