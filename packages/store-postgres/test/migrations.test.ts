@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createQueue } from '@docket/core';
 import { waitFor } from '@docket/core/testing';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
@@ -76,8 +78,11 @@ describe('migrations', () => {
     expect(await fillfactor(schema)).toEqual(['fillfactor=50']);
   });
 
-  it('moves the runs of a schema an older version migrated into the new layout, unchanged and still claimable', async () => {
-    // Runs written by this version, in a schema of their own.
+  /**
+   * Runs written by this version, copied into a schema that a version before migration `tag` left (the migrations
+   * before it applied, none after): answers both schemas and the runs started.
+   */
+  async function olderSchemaWithRuns(tag: string) {
     const source = schemaName();
     const producer = createQueue({ store: postgresStore(db.options(source)), runtime: { mode: 'producer' } });
     const task = producer.define(DEFINITION);
@@ -89,15 +94,10 @@ describe('migrations', () => {
     ];
     await producer.close();
 
-    // The same rows in a schema migrated only as far as the last migration before the new layout.
     const older = schemaName();
-    const layout = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).findIndex((m) =>
-      m.sql.some((s) => s.includes('docket_runs_before_0002')),
-    );
-    expect(layout).toBeGreaterThan(0);
-    await applyMigrations(drizzleOf(older), older, layout);
-    expect(await fillfactor(older)).toBeNull();
-    expect((await columnOrder(older)).indexOf('status')).toBeLessThan((await columnOrder(older)).indexOf('query'));
+    const before = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length - migrationsFrom(tag);
+    expect(before).toBeGreaterThan(0);
+    await applyMigrations(drizzleOf(older), older, before);
     const names = columnsOf(docketRuns)
       .map((c) => `"${c.name}"`)
       .join(', ');
@@ -105,13 +105,25 @@ describe('migrations', () => {
       await db.query(`INSERT INTO "${older}".${table} SELECT * FROM "${source}".${table}`);
     }
     await db.query(`INSERT INTO "${older}".docket_runs (${names}) SELECT ${names} FROM "${source}".docket_runs`);
+    return { source, older, started };
+  }
 
+  /** How many migrations there are from the one tagged `tag` on, that one included. */
+  function migrationsFrom(tag: string): number {
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+      entries: { tag: string }[];
+    };
+    const index = journal.entries.findIndex((entry) => entry.tag === tag);
+    expect(index).toBeGreaterThan(0);
+    return journal.entries.length - index;
+  }
+
+  /** After `open()` of the older schema: every run and its history read back as the source has them. */
+  async function expectSameRuns(source: string, older: string, started: readonly { runId: string }[]) {
     const sourceStore = postgresStore(db.options(source));
     const migrated = postgresStore(db.options(older));
     await sourceStore.open();
     await migrated.open();
-    expect(await columnOrder(older)).toEqual(columnsOf(docketRuns).map((c) => c.name));
-    expect(await fillfactor(older)).toEqual(['fillfactor=50']);
     for (const run of started) {
       expect(await migrated.getRun('default', run.runId)).toEqual(await sourceStore.getRun('default', run.runId));
       expect(await migrated.getHistory('default', run.runId)).toEqual(
@@ -120,9 +132,11 @@ describe('migrations', () => {
     }
     await sourceStore.close();
     await migrated.close();
+  }
 
-    // The indexes came back: the idempotency key still holds, and a worker claims and finishes every run.
-    const queue = createQueue({ store: postgresStore(db.options(older)) });
+  /** The migrated schema's indexes came back: the idempotency key still holds, and a worker finishes every run. */
+  async function expectStillClaimable(schema: string, started: readonly { runId: string }[]) {
+    const queue = createQueue({ store: postgresStore(db.options(schema)) });
     const done: number[] = [];
     const consumer = queue.define(DEFINITION, {
       execute(ctx) {
@@ -139,6 +153,61 @@ describe('migrations', () => {
     } finally {
       await queue.close();
     }
+  }
+
+  /** Each text column that an index of `schema` keys on, with its collation and the index's, as `table.column`. */
+  async function indexedTextColumns(schema: string) {
+    return db.query<{ column: string; collation: string; indexCollation: string }>(
+      `SELECT t.relname || '.' || a.attname AS column, ac.collname AS collation, ic.collname AS "indexCollation"
+         FROM pg_index i
+         JOIN pg_class t ON t.oid = i.indrelid
+         JOIN pg_namespace n ON n.oid = t.relnamespace
+         JOIN LATERAL unnest(i.indkey::int2[], i.indcollation::oid[]) AS k(attnum, coll) ON true
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+         JOIN pg_collation ac ON ac.oid = a.attcollation
+         JOIN pg_collation ic ON ic.oid = k.coll
+        WHERE n.nspname = $1 AND a.atttypid = 'text'::regtype
+        ORDER BY 1`,
+      [schema],
+    );
+  }
+
+  it('moves the runs of a schema an older version migrated into the new layout, unchanged and still claimable', async () => {
+    const { source, older, started } = await olderSchemaWithRuns('0002_run_row_layout');
+    expect(await fillfactor(older)).toBeNull();
+    expect((await columnOrder(older)).indexOf('status')).toBeLessThan((await columnOrder(older)).indexOf('query'));
+    await expectSameRuns(source, older, started);
+    expect(await columnOrder(older)).toEqual(columnsOf(docketRuns).map((c) => c.name));
+    expect(await fillfactor(older)).toEqual(['fillfactor=50']);
+    await expectStillClaimable(older, started);
+  });
+
+  it('compares every text column an index keys on byte by byte (COLLATE "C"), in the column and in the index', async () => {
+    const schema = schemaName();
+    const store = postgresStore(db.options(schema));
+    await store.open();
+    await store.close();
+    const columns = await indexedTextColumns(schema);
+    // The keys of every table: runs, history, callback events, definitions, commands and settings.
+    for (const key of ['docket_runs.run_id', 'docket_runs.task_name', 'docket_history.run_id', 'docket_events.status']) {
+      expect(columns.map((c) => c.column)).toContain(key);
+    }
+    expect(columns.filter((c) => c.collation !== 'C' || c.indexCollation !== 'C')).toEqual([]);
+  });
+
+  it('moves the key columns of a schema an older version migrated to COLLATE "C", its runs unchanged and still claimable', async () => {
+    const { source, older, started } = await olderSchemaWithRuns('0003_key_collation');
+    const before = await indexedTextColumns(older);
+    expect(before.length).toBeGreaterThan(10);
+    expect(before.filter((c) => c.collation === 'C')).toEqual([]);
+    await expectSameRuns(source, older, started);
+    expect(await indexedTextColumns(older)).toEqual(
+      before.map((c) => ({ column: c.column, collation: 'C', indexCollation: 'C' })),
+    );
+    // No table was rewritten into another shape: the run row keeps its layout and fillfactor.
+    expect(await columnOrder(older)).toEqual(columnsOf(docketRuns).map((c) => c.name));
+    expect(await fillfactor(older)).toEqual(['fillfactor=50']);
+    await expectStillClaimable(older, started);
   });
 
   // Prepared statements live on the server connections of processes that keep running while another process
