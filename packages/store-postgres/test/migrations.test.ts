@@ -189,7 +189,15 @@ describe('migrations', () => {
     await store.close();
     const columns = await indexedTextColumns(schema);
     // The keys of every table: runs, history, callback events, definitions, commands and settings.
-    for (const key of ['docket_runs.run_id', 'docket_runs.task_name', 'docket_history.run_id', 'docket_events.status']) {
+    for (const key of [
+      'docket_runs.run_id',
+      'docket_runs.task_name',
+      'docket_history.run_id',
+      'docket_events.status',
+      'docket_definitions.name',
+      'docket_commands.command_id',
+      'docket_settings.key',
+    ]) {
       expect(columns.map((c) => c.column)).toContain(key);
     }
     expect(columns.filter((c) => c.collation !== 'C' || c.indexCollation !== 'C')).toEqual([]);
