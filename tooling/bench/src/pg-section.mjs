@@ -78,11 +78,25 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   const tables = await median('rawDocketTables', { n, perTransaction: 128, loops: 2 });
   const section = 'PostgreSQL processed/s';
   const measure = `n=${n}`;
-  add(section, measure, docket.rate, graphile.rate, `${GRAPHILE}, local queue 500, concurrency 32`, 1);
+  const graphileName = `${GRAPHILE}, local queue 500, concurrency 32`;
+  add(section, measure, docket.rate, graphile.rate, graphileName, 1);
   add(section, measure, docket.rate, boss.rate, `${PG_BOSS}, batched fetch of 500`, 1);
   add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
   add(section, measure, docket.rate, tables.rate, RAW_TABLES, null);
   add(section, measure, docket.rate, raw1.rate, 'raw SKIP LOCKED, 1 per transaction, 4 workers', null);
+  // A larger backlog, as the SQLite section measures two sizes: Docket and graphile-worker (the target) only, in
+  // turns; pg-boss would take minutes at its rate, and the raw loops do not change with the backlog's size.
+  const large = quick ? null : 100_000;
+  let docketLarge = null;
+  let graphileLarge = null;
+  if (large !== null) {
+    log(`postgres processing, n=${large}`);
+    [docketLarge, graphileLarge] = await pairedMedians(
+      ['docketProcess', { n: large, concurrency }],
+      ['graphileProcess', { n: large, concurrency: 32, localQueue: 500 }],
+    );
+    add(section, `n=${large}`, docketLarge.rate, graphileLarge.rate, graphileName, 1);
+  }
   // Where the processing gap comes from, over the same processing phase as the rates above: CPU per run of the worker
   // process and of the rest of the machine (the server here; Linux only), and the server's WAL bytes per run.
   const cost = 'PostgreSQL cost per run (informational)';
@@ -101,6 +115,9 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   const enqueue = 'PostgreSQL enqueue/s (informational)';
   add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
   add(enqueue, measure, docket.enqueue, boss.enqueue, `${PG_BOSS} insert(500)`, null);
+  if (large !== null) {
+    add(enqueue, `n=${large}`, docketLarge.enqueue, graphileLarge.enqueue, `${GRAPHILE} addJobs(100)`, null);
+  }
 
   log('postgres latency at 200 runs/s');
   const count = quick ? 200 : 1_000;
