@@ -264,7 +264,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
               event.status === 'delivering' && event.lease !== null && event.lease.expiresAt <= request.now;
             return due || abandoned;
           })
-          .sort((a, b) => a.dueAt - b.dueAt || a.eventId.localeCompare(b.eventId));
+          .sort((a, b) => a.dueAt - b.dueAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
         const written: CallbackEventRecord[] = [];
         for (const event of candidates) {
           if (written.length >= request.limit) break;
