@@ -1,5 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runBatchReceipts } from '../src/batch/receipts.js';
+
+/** The PostgreSQL server CI provides (`.ci/run` sets it); without it the PostgreSQL case is left out. */
+const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
 
 describe('batch receipts example', () => {
   it('ends with 203 receipts, 5 page reads (4 pages and the retried one) and 1 completion', async () => {
@@ -11,4 +16,40 @@ describe('batch receipts example', () => {
     const result = await runBatchReceipts({ failOnPage: 0 });
     expect(result).toMatchObject({ status: 'success', receipts: 203, pageReads: 4, completions: 1 });
   });
+
+  it.runIf(DATABASE_URL)(
+    'keeps its run in PostgreSQL with databaseUrl: the same receipts, the run and its history in that schema',
+    async () => {
+      const schema = `docket_receipts_${randomBytes(6).toString('hex')}`;
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      try {
+        const result = await runBatchReceipts({ databaseUrl: DATABASE_URL, schema });
+        expect(result).toMatchObject({ status: 'success', receipts: 203, pageReads: 5, completions: 1 });
+        const runs = await client.query(`SELECT run_id, status FROM "${schema}".docket_runs`);
+        expect(runs.rows).toEqual([{ run_id: result.runId, status: 'success' }]);
+        // Four pages and the forced failure's retry, each claimed (running) and then moved on, retried or ended.
+        const history = await client.query(
+          `SELECT to_status FROM "${schema}".docket_history WHERE run_id = $1 ORDER BY seq`,
+          [result.runId],
+        );
+        expect(history.rows.map((row) => row.to_status)).toEqual([
+          'pending',
+          'running',
+          'pending',
+          'running',
+          'retrying',
+          'running',
+          'pending',
+          'running',
+          'pending',
+          'running',
+          'success',
+        ]);
+      } finally {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      }
+    },
+  );
 });
