@@ -84,8 +84,9 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
   add(section, measure, docket.rate, tables.rate, RAW_TABLES, null);
   add(section, measure, docket.rate, raw1.rate, 'raw SKIP LOCKED, 1 per transaction, 4 workers', null);
-  // A large backlog: graphile-worker's own performance test queues 200,000 jobs. Docket and graphile-worker (the
-  // target) only, in turns; pg-boss would take minutes at its rate, and the raw loops are there at n above.
+  // A large backlog: graphile-worker's own performance test queues 200,000 jobs (20,000 in an earlier version).
+  // Docket and graphile-worker (the target) only, in turns; pg-boss would take minutes at its rate, and the raw
+  // loops are there at n above.
   const large = quick ? null : 200_000;
   let docketLarge = null;
   let graphileLarge = null;
