@@ -4,6 +4,9 @@ import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex
 // Tables are declared without a schema: the migrations run with `search_path` set to the store's `schema` option,
 // so one database can hold several Docket installations. Times are epoch milliseconds in double precision (exact
 // to 2^53, read back as JavaScript numbers by every driver); JSON is kept as text, as the SQLite store does.
+// Every text column that an index keys on is `COLLATE "C"` (compared byte by byte), set by migration 0003:
+// drizzle's `text()` does not model a collation, so a new indexed text column needs the same in its migration
+// (test/migrations.test.ts checks every index).
 
 /**
  * One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). The columns that

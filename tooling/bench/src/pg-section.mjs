@@ -101,12 +101,18 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   // Where the processing gap comes from, over the same processing phase as the rates above: CPU per run of the worker
   // process and of the rest of the machine (the server here; Linux only), and the server's WAL bytes per run.
   const cost = 'PostgreSQL cost per run (informational)';
-  const perRun = (label, key) => {
-    for (const [peer, name] of [
+  /** A cost row per peer: `key` of Docket's sample against the same of each peer's. */
+  const perRun = (
+    label,
+    key,
+    ours = docket,
+    peers = [
       [graphile, GRAPHILE],
       [tables, RAW_TABLES],
-    ]) {
-      const [a, b] = [docket.perRun[key], peer.perRun[key]];
+    ],
+  ) => {
+    for (const [peer, name] of peers) {
+      const [a, b] = [ours.perRun[key], peer.perRun[key]];
       if (a !== null && b !== null) add(cost, label, a, b, name, null, 'lower');
     }
   };
@@ -115,13 +121,8 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   perRun('WAL bytes', 'walBytes');
   // The same costs with the large backlog, against graphile-worker: where its rate goes as the backlog grows.
   if (large !== null) {
-    for (const [label, key] of [
-      ['worker process', 'worker'],
-      ['server (rest of machine)', 'rest'],
-    ]) {
-      const [a, b] = [docketLarge.perRun[key], graphileLarge.perRun[key]];
-      if (a !== null && b !== null) add(cost, `CPU µs, ${label}, n=${large}`, a, b, GRAPHILE, null, 'lower');
-    }
+    perRun(`CPU µs, worker process, n=${large}`, 'worker', docketLarge, [[graphileLarge, GRAPHILE]]);
+    perRun(`CPU µs, server (rest of machine), n=${large}`, 'rest', docketLarge, [[graphileLarge, GRAPHILE]]);
   }
   const enqueue = 'PostgreSQL enqueue/s (informational)';
   add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
