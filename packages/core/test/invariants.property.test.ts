@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commitDecision, commitGate, planModelCall } from '../src/commit-policy.js';
 import {
   createQueue,
   isDocketError,
@@ -10,8 +9,9 @@ import {
   type TransitionInput,
   transition,
 } from '../src/index.js';
+import { planClaim } from '../src/machine/claim-policy.js';
+import { commitDecision, commitGate, planModelCall } from '../src/machine/commit-policy.js';
 import { manualClock } from '../src/testing/index.js';
-import { planClaim } from '../src/worker.js';
 
 /** One step of a random history: what producers, two workers, an operator, a sweeper or the clock can do. */
 type Command =

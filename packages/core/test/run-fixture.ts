@@ -1,4 +1,4 @@
-import type { RunRecord, RunStatus } from '../src/types.js';
+import type { RunRecord, RunStatus } from '../src/machine/run-types.js';
 
 /** A stored run in `status` with sensible defaults, for feeding the pure machine. */
 export function runIn(status: RunStatus, patch: Partial<RunRecord> = {}): RunRecord {

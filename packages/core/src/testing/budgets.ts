@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelProvider } from '../model.js';
+import type { ModelProvider } from '../runtime/model.js';
 import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** A provider that answers at once and counts what it was sent. */

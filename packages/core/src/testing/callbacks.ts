@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CallbackContext } from '../handlers.js';
-import type { TelemetryEvent } from '../telemetry.js';
+import type { CallbackContext } from '../runtime/handlers.js';
+import type { TelemetryEvent } from '../runtime/telemetry.js';
 import {
   type ConformanceHarness,
   closeAfterEach,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskHandlers } from '../handlers.js';
-import type { Json } from '../json.js';
-import type { RunWrite, SelectRequest, TaskKey } from '../store.js';
-import { iso } from '../types.js';
-import { planClaim } from '../worker.js';
+import { planClaim } from '../machine/claim-policy.js';
+import { iso } from '../machine/run-types.js';
+import type { TaskHandlers } from '../runtime/handlers.js';
+import type { RunWrite, SelectRequest, TaskKey } from '../store/contract.js';
+import type { Json } from '../util/json.js';
 import {
   type ConformanceHarness,
   closeAfterEach,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Store, TransactPlan } from '../store.js';
-import type { RunRecord } from '../types.js';
+import type { RunRecord } from '../machine/run-types.js';
+import type { Store, TransactPlan } from '../store/contract.js';
 import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** A pure plan that counts one model call (a write without history) and answers the count it saw. */

@@ -1,12 +1,12 @@
 import { afterEach } from 'vitest';
-import type { Clock } from '../config.js';
-import type { TaskDefinition } from '../definition.js';
-import type { TaskHandlers } from '../handlers.js';
-import type { Json } from '../json.js';
-import { createQueue, type Queue } from '../queue.js';
-import type { Store } from '../store.js';
-import type { BatchTask } from '../task.js';
-import type { RunStatus } from '../types.js';
+import type { RunStatus } from '../machine/run-types.js';
+import type { Clock } from '../runtime/config.js';
+import type { TaskDefinition } from '../runtime/definition.js';
+import type { TaskHandlers } from '../runtime/handlers.js';
+import { createQueue, type Queue } from '../runtime/queue.js';
+import type { BatchTask } from '../runtime/task.js';
+import type { Store } from '../store/contract.js';
+import type { Json } from '../util/json.js';
 
 /** What a store's test gives the conformance suite: a fresh store and ways to check what it really wrote. */
 export interface ConformanceHarness<Tx = unknown> {

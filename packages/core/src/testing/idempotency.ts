@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDocketError } from '../errors.js';
+import { isDocketError } from '../util/errors.js';
 import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue } from './harness.js';
 
 /** Idempotency keys: one run per key and input, conflicts refused, nothing written twice. */

@@ -17,7 +17,7 @@ import { taskRunSuite } from './task-run.js';
 import { transitionsSuite } from './transitions.js';
 import { triggersSuite } from './triggers.js';
 
-export { memoryStore } from '../memory-store.js';
+export { memoryStore } from '../store/memory-store.js';
 export {
   type ConformanceHarness,
   type HarnessFactory,

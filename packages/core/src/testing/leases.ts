@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { transition } from '../state-machine.js';
-import { planClaim } from '../worker.js';
+import { planClaim } from '../machine/claim-policy.js';
+import { transition } from '../machine/state-machine.js';
 import {
   type ConformanceHarness,
   closeAfterEach,

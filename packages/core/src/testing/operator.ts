@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDocketError } from '../errors.js';
+import { isDocketError } from '../util/errors.js';
 import {
   type ConformanceHarness,
   closeAfterEach,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Queue } from '../queue.js';
+import type { Queue } from '../runtime/queue.js';
 import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, sleep, waitFor } from './harness.js';
 
 /** task.run: waiting windows, one winner, caller cancellation, operator stops from elsewhere. */

@@ -1,4 +1,4 @@
-import type { HistoryEntry } from './types.js';
+import type { HistoryEntry } from '../machine/run-types.js';
 
 /** A structured lifecycle event given to `telemetry.sink`: one per transition and one per callback delivery. */
 export type TelemetryEvent =

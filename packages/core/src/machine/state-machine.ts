@@ -1,4 +1,4 @@
-import type { Json } from './json.js';
+import type { Json } from '../util/json.js';
 import { retryDelayMs } from './retry-policy.js';
 import {
   type CallbackEventRecord,
@@ -12,7 +12,7 @@ import {
   type RunError,
   type RunRecord,
   type RunStatus,
-} from './types.js';
+} from './run-types.js';
 
 /** Everything that can happen to a stored run; `transition` decides what it does. */
 export type TransitionInput =
@@ -210,8 +210,11 @@ export function hasLiveLease(run: RunRecord, now: number): boolean {
   return run.lease !== null && run.lease.expiresAt > now;
 }
 
-function holdsLease(run: RunRecord, token: number): boolean {
-  return (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.fence === token;
+/** True while `token` is the run's current fencing token and the run is still running or pausing under a lease. */
+export function holdsLease(run: RunRecord | null, token: number): run is RunRecord {
+  return (
+    run !== null && (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.fence === token
+  );
 }
 
 /**

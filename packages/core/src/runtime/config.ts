@@ -1,14 +1,9 @@
 import * as v from 'valibot';
-import { DocketError } from './errors.js';
-import type { Store } from './store.js';
+import type { CallbackPolicy, RetryPolicy } from '../machine/run-types.js';
+import type { Store } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import { formatIssues, nameSchema } from '../util/validation.js';
 import type { TelemetryEvent } from './telemetry.js';
-import type { CallbackPolicy, RetryPolicy } from './types.js';
-
-/** The rule names, task names, versions and namespaces follow. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-/** A valibot schema for a name: the pattern and at most 128 bytes. */
-export const nameSchema = v.pipe(v.string(), v.regex(NAME_PATTERN), v.maxBytes(128));
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
@@ -121,14 +116,6 @@ export interface ResolvedQueueOptions {
 }
 
 const DAY = 86_400_000;
-
-/** Formats valibot issues as `path: message` lines for `details.issues`. */
-export function formatIssues(issues: readonly v.BaseIssue<unknown>[]): { path: string; message: string }[] {
-  return issues.map((issue) => ({
-    path: issue.path?.map((item) => String(item.key)).join('.') || '(root)',
-    message: issue.message,
-  }));
-}
 
 /** Fills a retry policy from the defaults and checks `maxMs >= baseMs`; throws `CONFIG_INVALID`. */
 export function fillPolicy(

@@ -1,12 +1,12 @@
-import { CallbackLoop } from './callbacks.js';
+import type { Store } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import type { Json } from '../util/json.js';
+import { CallbackLoop } from './callback-loop.js';
 import { type QueueOptions, resolveQueueOptions } from './config.js';
 import { assertHandlers, resolveDefinition, type TaskDefinition } from './definition.js';
 import { Engine, type RegisteredTask } from './engine.js';
-import { DocketError } from './errors.js';
 import type { TaskHandlers, TriggerEvent } from './handlers.js';
-import type { Json } from './json.js';
 import { createOperator, type Operator } from './operator.js';
-import type { Store } from './store.js';
 import { type BatchTask, createBatchTask } from './task.js';
 import { type DeliverResult, deliverEvent } from './triggers.js';
 import { WorkerLoop } from './worker.js';

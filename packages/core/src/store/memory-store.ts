@@ -1,14 +1,15 @@
-import { isThenable } from './engine.js';
-import { DocketError } from './errors.js';
-import type { Json } from './json.js';
+import type { CallbackCounts, CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/run-types.js';
+import { isTerminal } from '../machine/run-types.js';
+import { DocketError } from '../util/errors.js';
+import type { Json } from '../util/json.js';
+import { isThenable } from '../util/thenable.js';
+import { checkEventWrite, checkWrite } from './checks.js';
 import {
   CLAIMABLE_STATUSES,
   type CommandPlan,
   type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
-  checkEventWrite,
-  checkWrite,
   type DefinitionRecord,
   type EventPlan,
   type RunWrite,
@@ -18,9 +19,7 @@ import {
   type TaskKey,
   type TransactPlan,
   UNSETTLED_EVENT_STATUSES,
-} from './store.js';
-import type { CallbackCounts, CallbackEventRecord, HistoryEntry, RunRecord } from './types.js';
-import { isTerminal } from './types.js';
+} from './contract.js';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {

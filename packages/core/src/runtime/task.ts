@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { formatIssues } from './config.js';
-import type { Engine, RegisteredTask } from './engine.js';
-import { DocketError } from './errors.js';
-import { executePage, settle } from './execution.js';
-import { assertRunId, newRunId } from './ids.js';
-import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
-import { transition } from './state-machine.js';
-import type { CreateRunResult, RunWrite } from './store.js';
+import { planClaim } from '../machine/claim-policy.js';
 import {
   type HistoryEntry,
   iso,
@@ -17,9 +10,17 @@ import {
   type RunStatus,
   type StoredTrigger,
   toRunInfo,
-} from './types.js';
+} from '../machine/run-types.js';
+import { transitionWrite } from '../machine/run-write.js';
+import { transition } from '../machine/state-machine.js';
+import type { CreateRunResult, RunWrite } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import { assertRunId, newRunId } from '../util/ids.js';
+import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from '../util/json.js';
+import { formatIssues } from '../util/validation.js';
+import type { Engine, RegisteredTask } from './engine.js';
+import { executePage, settle } from './execution.js';
 import type { WorkerLoop } from './worker.js';
-import { planClaim } from './worker.js';
 
 /** What `task.start` takes. */
 export interface StartInput<Q> {
@@ -407,7 +408,7 @@ export function createBatchTask<Q, S>(
 function transitionCancel(current: RunRecord, now: number) {
   const decision = transition(current, { type: 'cancel', actor: 'producer', reason: 'CANCELLED' }, now);
   if (!decision.ok) throw new Error(`internal: cancel refused: ${decision.message}`);
-  return { run: decision.run, history: [decision.history], events: decision.events };
+  return transitionWrite(decision);
 }
 
 function sleepCancellable(ms: number, signal: AbortSignal | undefined): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { Json } from './json.js';
+import type { PlainClaim } from '../machine/claim-policy.js';
 import type {
   CallbackCounts,
   CallbackEventRecord,
@@ -7,7 +7,11 @@ import type {
   HistoryEntry,
   RunRecord,
   RunStatus,
-} from './types.js';
+} from '../machine/run-types.js';
+import type { RunWrite } from '../machine/run-write.js';
+import type { Json } from '../util/json.js';
+
+export type { PlainClaim, RunWrite };
 
 /**
  * The contract every storage adapter implements. Core decides every transition with its pure state machine; a
@@ -149,14 +153,6 @@ export type CreateRunResult =
   | { kind: 'existing'; run: RunRecord }
   | { kind: 'capacity' };
 
-/** One conditional write: the run's next version, the history entries that lead to it, and new callback events. */
-export interface RunWrite {
-  run: RunRecord;
-  /** Zero entries keeps the revision (lease renewals, budget reservations); n entries raise it by n. */
-  history: HistoryEntry[];
-  events: CallbackEventRecord[];
-}
-
 /** Hints a caller gives `transact`. */
 export interface TransactOptions {
   /** The plan neither uses `tx` nor has side effects: the store may group it with other pure plans. */
@@ -190,69 +186,8 @@ export interface SelectRequest {
   plainClaim?: PlainClaim;
 }
 
-/**
- * The plain claim, described by core so that a store can write it without building each plan's write: a run that is
- * `pending`, or `retrying` and due, with no deadline at or before `now` (`qualifiesForPlainClaim`), becomes
- * `running` with reason `CLAIMED`, `revision + 1`, `fence + 1`, the lease `{ owner: actor, token: fence + 1,
- * expiresAt: leaseExpiresAt }`, no `dueAt`, `updatedAt = now`, and one history entry `{ seq: revision + 1, at,
- * from: status, to: 'running', reason: 'CLAIMED', actor }`; nothing else changes and no callback event is written.
- * A store that applies it must still call `plan` with each such row as it was before the write, and return the run
- * only where the plan is exactly that write (`isPlainClaimOf`). A run written but not returned holds a lease that no
- * worker executes: recovery takes it back when the lease expires. Only a bug makes the two differ.
- */
-export interface PlainClaim {
-  /** The claiming worker (`worker:<id>`): the lease owner and the history entry's actor. */
-  actor: string;
-  /** When the new lease expires (epoch ms). */
-  leaseExpiresAt: number;
-  /** The history entry's `at`: `now` as ISO-8601 UTC. */
-  at: string;
-}
-
 /** Statuses `claimDue` selects. */
 export const CLAIMABLE_STATUSES: readonly RunStatus[] = ['pending', 'retrying', 'waiting'];
-
-/** Checks a write against the current row: the one comparison every store makes before it writes. */
-export function checkWrite(current: RunRecord, write: RunWrite): void {
-  if (write.run.runId !== current.runId) throw new Error('internal: write for another run');
-  if (write.run.revision !== current.revision + write.history.length) {
-    throw new Error(
-      `internal: revision ${write.run.revision} does not follow ${current.revision} + ${write.history.length}`,
-    );
-  }
-  for (let index = 0; index < write.history.length; index++) {
-    if (write.history[index]?.seq !== current.revision + index + 1) {
-      throw new Error('internal: history seq out of order');
-    }
-  }
-  if (write.history.length === 0) checkQuietWrite(current, write.run);
-}
-
-/**
- * A write without history (a lease renewal, a budget reservation) may change only the lease's expiry, the model
- * call count and `updatedAt`. Stores rely on it: every other change raises the revision, so comparing the revision,
- * the lease expiry and the model call count tells whether a row is still the one a plan saw.
- */
-/** Equal as stored: the same value, or JSON values with the same text (a store may hand plans a copy). */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  return typeof a === 'object' && typeof b === 'object' && JSON.stringify(a) === JSON.stringify(b);
-}
-
-function checkQuietWrite(current: RunRecord, next: RunRecord): void {
-  for (const key of Object.keys(next) as (keyof RunRecord)[]) {
-    if (key === 'lease' || key === 'modelCallsUsed' || key === 'updatedAt' || sameValue(next[key], current[key])) {
-      continue;
-    }
-    throw new Error(`internal: a write without history changes ${key}`);
-  }
-  const before = current.lease;
-  const after = next.lease;
-  if (before === after) return;
-  if (before === null || after === null || before.owner !== after.owner || before.token !== after.token) {
-    throw new Error('internal: a write without history changes the lease holder');
-  }
-}
 
 /** A selection of callback events to claim, with core's pure plan for each. */
 export interface EventSelectRequest {
@@ -322,11 +257,3 @@ export interface CollectResult {
 
 /** Statuses in which a callback event still waits for delivery (its run cannot be collected). */
 export const UNSETTLED_EVENT_STATUSES: readonly CallbackEventStatus[] = ['pending', 'retrying', 'delivering'];
-
-/** Checks an event write against the current row. */
-export function checkEventWrite(current: CallbackEventRecord, write: CallbackEventRecord): void {
-  if (write.eventId !== current.eventId) throw new Error('internal: write for another event');
-  if (write.revision !== current.revision + 1) {
-    throw new Error(`internal: event revision ${write.revision} does not follow ${current.revision}`);
-  }
-}

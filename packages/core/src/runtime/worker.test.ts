@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
-import type { RunWrite } from './store.js';
-import type { RunRecord } from './types.js';
-import { plannedWrites } from './worker.js';
+import { runIn } from '../../test/run-fixture.js';
+import { plannedWrites } from '../machine/claim-policy.js';
+import type { RunRecord } from '../machine/run-types.js';
+import type { RunWrite } from '../store/contract.js';
 
 const run = (runId: string): RunRecord => ({ ...runIn('running'), runId });
 const write = (runId: string, revision: number): RunWrite => ({

@@ -1,4 +1,4 @@
-import type { Backoff } from './types.js';
+import type { Backoff } from './run-types.js';
 
 /**
  * The delay before retry n (n = failures of the page so far, from 1), full jitter:

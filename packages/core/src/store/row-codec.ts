@@ -1,5 +1,5 @@
 /** The row layout both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
-import type { CallbackEventRecord, HistoryEntry, RunRecord } from './types.js';
+import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/run-types.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
 export interface RunRow {

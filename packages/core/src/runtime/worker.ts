@@ -1,54 +1,10 @@
+import { planClaim, plannedWrites } from '../machine/claim-policy.js';
+import { iso, type RunRecord } from '../machine/run-types.js';
+import { writeOf } from '../machine/run-write.js';
+import { transition } from '../machine/state-machine.js';
+import type { RunWrite, TaskKey } from '../store/contract.js';
 import type { Engine } from './engine.js';
 import { executePage } from './execution.js';
-import { transition } from './state-machine.js';
-import type { RunWrite, TaskKey } from './store.js';
-import { iso, type RunRecord } from './types.js';
-
-/**
- * The claim decision for one selected run: a due time trigger first fires (`TIME_REACHED`), then the claim
- * (`CLAIMED`, or `DEADLINE` past the deadline). `explicit` lets `task.run` claim a blocked run. Pure.
- */
-export function planClaim(
-  run: RunRecord,
-  actor: string,
-  leaseMs: number,
-  now: number,
-  explicit = false,
-): RunWrite | null {
-  if (run.status !== 'waiting') {
-    // Most claims: one transition, its arrays as they are (grown by `push`, each would reserve room for 17).
-    const claimed = transition(run, { type: 'claim', actor, leaseMs, explicit }, now);
-    return claimed.ok ? { run: claimed.run, history: [claimed.history], events: claimed.events } : null;
-  }
-  const fired = transition(run, { type: 'time_reached', actor }, now);
-  if (!fired.ok) return null;
-  const claimed = transition(fired.run, { type: 'claim', actor, leaseMs, explicit }, now);
-  if (!claimed.ok) return { run: fired.run, history: [fired.history], events: fired.events };
-  return {
-    run: claimed.run,
-    history: [fired.history, claimed.history],
-    events: fired.events.concat(claimed.events),
-  };
-}
-
-/**
- * Finds the plan behind each run a claim answered (`writeOf(runId, index)`). A store usually answers every run it
- * planned, in the order it planned them: then each is read at its index. Otherwise a map by run id is made, the last
- * plan of a run winning (the one its write was made from). Cheaper than a map per claim: this runs for every claim.
- */
-export function plannedWrites(
-  planned: readonly RunWrite[],
-  answered: readonly RunRecord[],
-): (runId: string, index: number) => RunWrite | undefined {
-  let inOrder = planned.length === answered.length;
-  for (let i = 0; inOrder && i < answered.length; i++) {
-    inOrder = planned[i]?.run.runId === answered[i]?.runId;
-  }
-  if (inOrder) return (_runId, index) => planned[index];
-  const byId = new Map<string, RunWrite>();
-  for (const write of planned) byId.set(write.run.runId, write);
-  return (runId) => byId.get(runId);
-}
 
 /** The worker loop of one queue: claims due runs into free slots, executes them, and sweeps expired leases. */
 export class WorkerLoop {
@@ -137,7 +93,7 @@ export class WorkerLoop {
             now,
             plan: (run) => {
               const decision = transition(run, { type: 'lease_expired', actor, recoveryLimit }, now);
-              return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+              return writeOf(decision);
             },
           });
           for (const run of recovered) engine.written({ run, history: [], events: [] });

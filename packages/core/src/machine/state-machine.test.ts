@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
+import { runIn } from '../../test/run-fixture.js';
+import { RUN_STATUSES } from './run-types.js';
 import { TRANSITION_TABLE, type TransitionInput, transition } from './state-machine.js';
-import { RUN_STATUSES } from './types.js';
 
 const err = { code: 'E', name: 'Error', message: 'm', truncated: false };
 

@@ -1,10 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
-import { isPlainClaimOf, qualifiesForPlainClaim } from './plain-claim.js';
-import type { PlainClaim } from './store.js';
-import { iso, RUN_STATUSES, type RunRecord } from './types.js';
-import { planClaim } from './worker.js';
+import { runIn } from '../../test/run-fixture.js';
+import type { PlainClaim } from './claim-policy.js';
+import { isPlainClaimOf, planClaim, qualifiesForPlainClaim } from './claim-policy.js';
+import { iso, RUN_STATUSES, type RunRecord } from './run-types.js';
 
 const NOW = 10_000;
 const LEASE_MS = 30_000;

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { formatIssues } from './config.js';
+import type { ReceivedEvent, RunStatus } from '../machine/run-types.js';
+import { transitionWrite } from '../machine/run-write.js';
+import { transition } from '../machine/state-machine.js';
+import type { RunWrite } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import { assertRunId } from '../util/ids.js';
+import { assertJson, canonicalJson, deepFreeze, JSON_STRUCTURE_LIMITS } from '../util/json.js';
+import { formatIssues } from '../util/validation.js';
 import type { Engine } from './engine.js';
-import { DocketError } from './errors.js';
 import type { TriggerEvent } from './handlers.js';
-import { assertRunId } from './ids.js';
-import { assertJson, canonicalJson, deepFreeze, JSON_STRUCTURE_LIMITS } from './json.js';
-import { transition } from './state-machine.js';
-import type { RunWrite } from './store.js';
-import type { ReceivedEvent, RunStatus } from './types.js';
 
 /** What `queue.events.deliver` answers. */
 export interface DeliverResult {
@@ -109,7 +110,7 @@ export async function deliverEvent(engine: Engine, runId: string, event: Trigger
         engine.now(),
       );
       if (!decision.ok) return { write: null, value: { kind: 'ignored', status: current.status } };
-      const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+      const write = transitionWrite(decision);
       return { write, value: { kind: 'accepted', status: decision.run.status, write } };
     },
     { pure: true },

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
-import { RUN_COLUMNS, rowToRun, runChanges, runColumn, runParams } from './sql-rows.js';
-import { checkWrite } from './store.js';
-import type { RunRecord } from './types.js';
-import { RUN_STATUSES } from './types.js';
+import { runIn } from '../../test/run-fixture.js';
+import type { RunRecord } from '../machine/run-types.js';
+import { RUN_STATUSES } from '../machine/run-types.js';
+import { checkWrite } from './checks.js';
+import { RUN_COLUMNS, rowToRun, runChanges, runColumn, runParams } from './row-codec.js';
 
 /** Arbitrary changes to a run, each field replaced (or kept) independently. */
 const patch = fc.record(

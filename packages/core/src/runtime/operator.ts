@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { replayEvent } from './callbacks.js';
-import { formatIssues, nameSchema } from './config.js';
-import type { Engine } from './engine.js';
-import { DocketError } from './errors.js';
-import { assertRunId } from './ids.js';
-import { canonicalJson, type Json } from './json.js';
-import { transition } from './state-machine.js';
-import type { RunWrite } from './store.js';
+import { replayEvent } from '../machine/event-machine.js';
 import {
   type HistoryEntry,
   iso,
@@ -16,7 +9,15 @@ import {
   type RunInfo,
   type RunStatus,
   toRunInfo,
-} from './types.js';
+} from '../machine/run-types.js';
+import { transitionWrite } from '../machine/run-write.js';
+import { transition } from '../machine/state-machine.js';
+import type { RunWrite } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import { assertRunId } from '../util/ids.js';
+import { canonicalJson, type Json } from '../util/json.js';
+import { formatIssues, nameSchema } from '../util/validation.js';
+import type { Engine } from './engine.js';
 
 /** What `runs.pause|resume|cancel` answer. */
 export type OperatorResult =
@@ -180,7 +181,7 @@ export function createOperator(
           };
           return { run: null, event: null, result };
         }
-        applied = { run: decision.run, history: [decision.history], events: decision.events };
+        applied = transitionWrite(decision);
         const result: OperatorResult = {
           kind: 'applied',
           runId: run.runId,

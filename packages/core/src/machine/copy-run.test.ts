@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
-import { rowToRun, runParams } from './sql-rows.js';
+import { runIn } from '../../test/run-fixture.js';
+import { rowToRun, runParams } from '../store/row-codec.js';
+import { copyRun, RUN_STATUSES } from './run-types.js';
 import { transition } from './state-machine.js';
-import { copyRun, RUN_STATUSES } from './types.js';
 
 describe('copyRun', () => {
   it('copies every field of a record, in the order of a record read from a row', () => {

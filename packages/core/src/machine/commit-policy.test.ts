@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runIn } from '../test/run-fixture.js';
+import { runIn } from '../../test/run-fixture.js';
+import type { Json } from '../util/json.js';
 import { commitDecision, commitGate, plainCommitDecision } from './commit-policy.js';
-import type { Json } from './json.js';
-import { RUN_STATUSES } from './types.js';
+import { RUN_STATUSES } from './run-types.js';
 
 describe('plainCommitDecision', () => {
   it('decides what commitGate then commitDecision with a passed check decide, for any run, token, deadline and control', () => {

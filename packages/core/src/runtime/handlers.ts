@@ -1,6 +1,7 @@
-import type { Json } from './json.js';
+import type { CheckResult } from '../machine/commit-policy.js';
+import type { CallbackKind, RunError } from '../machine/run-types.js';
+import type { Json } from '../util/json.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from './model.js';
-import type { CallbackKind, RunError } from './types.js';
 
 /** The application's own writes, run inside the store transaction that commits the page. */
 export type Effect<Tx> = (tx: Tx) => unknown;
@@ -44,8 +45,7 @@ export interface CheckContext<Q, S, Tx> {
   readonly tx: Tx;
 }
 
-/** A check's answer; `reason` and `detail` go into the history entry's detail when it fails. */
-export type CheckResult = { ok: true } | { ok: false; reason?: string; detail?: Json };
+export type { CheckResult };
 
 /** An event delivered to a waiting run. */
 export interface TriggerEvent {

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { fillPolicy, formatIssues, nameSchema, policySchema } from './config.js';
-import { DocketError } from './errors.js';
-import type { Json } from './json.js';
-import { canonicalJson } from './json.js';
-import type { CallbackKind, RetryPolicy } from './types.js';
+import type { CallbackKind, RetryPolicy } from '../machine/run-types.js';
+import { DocketError } from '../util/errors.js';
+import type { Json } from '../util/json.js';
+import { canonicalJson } from '../util/json.js';
+import { formatIssues, nameSchema } from '../util/validation.js';
+import { fillPolicy, policySchema } from './config.js';
 
 const schemaLike = v.custom<v.GenericSchema>(
   (input) => typeof input === 'object' && input !== null && (input as { kind?: unknown }).kind === 'schema',

@@ -1,17 +1,17 @@
-import type { CheckResult } from './handlers.js';
-import type { Json } from './json.js';
-import { type TransitionInput, transition } from './state-machine.js';
-import type { RunWrite } from './store.js';
-import { copyRun, type RunRecord } from './types.js';
+import type { Json } from '../util/json.js';
+import { writeOf } from './run-write.js';
+import { holdsLease, type TransitionInput, transition } from './state-machine.js';
 
-/** True while `token` is the run's current fencing token and the run is still running or pausing. */
-export function holdsLease(current: RunRecord | null, token: number): current is RunRecord {
-  return current !== null && current.fence === token && (current.status === 'running' || current.status === 'pausing');
-}
+export { holdsLease };
+
+import { copyRun, type RunRecord } from './run-types.js';
+import type { RunWrite } from './run-write.js';
+
+/** A check's answer; `reason` and `detail` go into the history entry's detail when it fails. */
+export type CheckResult = { ok: true } | { ok: false; reason?: string; detail?: Json };
 
 function toWrite(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
-  const decision = transition(current, input, now);
-  return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+  return writeOf(transition(current, input, now));
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type InFlight, isThenable, type StopReason } from './engine.js';
+import { isThenable } from '../util/thenable.js';
+import type { InFlight, StopReason } from './engine.js';
 
 /** How a page's handler ended: it returned, it threw, or the page was stopped first. */
 export type Outcome =

@@ -1,12 +1,12 @@
+import type { RunError } from '../machine/run-types.js';
+import type { RunWrite, Store } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import type { Json } from '../util/json.js';
+import { KeyTable } from '../util/key-table.js';
 import type { ResolvedQueueOptions } from './config.js';
 import type { ResolvedDefinition } from './definition.js';
-import { DocketError } from './errors.js';
 import type { TaskHandlers } from './handlers.js';
-import type { Json } from './json.js';
-import { KeyTable } from './key-table.js';
-import type { RunWrite, Store } from './store.js';
 import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
-import type { RunError } from './types.js';
 
 /** A task registered in a queue: its resolved definition and, outside producer mode, its handlers. */
 export interface RegisteredTask {
@@ -221,27 +221,4 @@ export function abortError(reason: StopReason): Error {
   const error = new Error(`page stopped: ${reason}`);
   error.name = reason === 'timeout' ? 'TimeoutError' : 'AbortError';
   return error;
-}
-
-/** True when `value` looks like a promise. */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-}
-
-/**
- * Continues with `fn(value)` now when `value` is plain, after it resolves when it is a promise and `allowAsync`, and
- * refuses a promise with `HANDLER_CONTRACT_INVALID` when the store's transactions are synchronous.
- */
-export function step<A, B>(value: A | PromiseLike<A>, allowAsync: boolean, what: string, fn: (a: A) => B): B {
-  if (!isThenable(value)) return fn(value);
-  if (!allowAsync) {
-    Promise.resolve(value).catch(() => undefined);
-    throw new DocketError(
-      'HANDLER_CONTRACT_INVALID',
-      `${what} returned a promise, but this store's transactions are synchronous: do async work before ctx.next/ctx.end`,
-      { operation: 'commit' },
-    );
-  }
-  // Typed as B for the caller's chain: on an async store the plan returns this promise of B, and the store awaits it.
-  return Promise.resolve(value).then(fn) as B;
 }

@@ -1,24 +1,24 @@
 import * as v from 'valibot';
-import { commitDecision, commitGate, holdsLease, plainCommitDecision, planModelCall } from './commit-policy.js';
-import { formatIssues } from './config.js';
 import {
-  abortError,
-  type Engine,
-  type InFlight,
-  isThenable,
-  type RegisteredTask,
-  type StopReason,
-  step,
-} from './engine.js';
-import { DocketError, isDocketError } from './errors.js';
+  commitDecision,
+  commitGate,
+  holdsLease,
+  plainCommitDecision,
+  planModelCall,
+} from '../machine/commit-policy.js';
+import { copyRun, type RunRecord } from '../machine/run-types.js';
+import { transitionWrite, writeOf } from '../machine/run-write.js';
+import { type TransitionInput, transition } from '../machine/state-machine.js';
+import type { PlanResult, RunWrite, TransactOptions, TransactPlan } from '../store/contract.js';
+import { DocketError, isDocketError } from '../util/errors.js';
+import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from '../util/json.js';
+import { isThenable, step } from '../util/thenable.js';
+import { formatIssues } from '../util/validation.js';
+import { abortError, type Engine, type InFlight, type RegisteredTask, type StopReason } from './engine.js';
 import type { CheckResult, ControlOptions, PageControl } from './handlers.js';
-import { assertJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from './json.js';
 import type { ModelProvider, ModelRequest } from './model.js';
 import { PageContext } from './page-context.js';
 import { type Outcome, PageFlight } from './page-flight.js';
-import { type TransitionInput, transition } from './state-machine.js';
-import type { PlanResult, RunWrite, TransactOptions, TransactPlan } from './store.js';
-import { copyRun, type RunRecord } from './types.js';
 
 /** The hint for plans that only decide a transition: the store may group them with others. */
 const PURE: TransactOptions = Object.freeze({ pure: true });
@@ -39,7 +39,7 @@ export async function settle(engine: Engine, runId: string, input: TransitionInp
         if (current === null) return { write: null, value: null };
         const decision = transition(current, input, engine.now());
         if (!decision.ok) return { write: null, value: null };
-        const write: RunWrite = { run: decision.run, history: [decision.history], events: decision.events };
+        const write = transitionWrite(decision);
         return { write, value: write };
       },
       PURE,
@@ -386,7 +386,7 @@ async function commitFailed(engine: Engine, runId: string, token: number, error:
 
 function decide(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
   const decision = transition(current, input, now);
-  return decision.ok ? { run: decision.run, history: [decision.history], events: decision.events } : null;
+  return writeOf(decision);
 }
 
 async function settleFailure(engine: Engine, runId: string, token: number, error: unknown, timedOut: boolean) {

@@ -1,4 +1,4 @@
-import type { Json } from './json.js';
+import type { Json } from '../util/json.js';
 
 /** Every status a run can have (SPEC section 2). */
 export const RUN_STATUSES = [

@@ -1,0 +1,20 @@
+import type { CallbackEventRecord, HistoryEntry, RunRecord } from './run-types.js';
+import type { Decision } from './state-machine.js';
+
+/** One conditional write: the run's next version, the history entries that lead to it, and new callback events. */
+export interface RunWrite {
+  run: RunRecord;
+  /** Zero entries keeps the revision (lease renewals, budget reservations); n entries raise it by n. */
+  history: HistoryEntry[];
+  events: CallbackEventRecord[];
+}
+
+/** The write of one allowed transition: its next run, its one history entry and its callback events. */
+export function transitionWrite(decision: Extract<Decision, { ok: true }>): RunWrite {
+  return { run: decision.run, history: [decision.history], events: decision.events };
+}
+
+/** The write of a transition, or `null` when the state machine refused it. */
+export function writeOf(decision: Decision): RunWrite | null {
+  return decision.ok ? transitionWrite(decision) : null;
+}
