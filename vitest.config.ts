@@ -9,8 +9,10 @@ export default defineConfig({
     // Tests run against the sources of sibling packages, so a stale dist/ never hides a change.
     alias: [
       { find: /^@docket\/core\/testing$/, replacement: src('core/src/testing/index.ts') },
+      { find: /^@docket\/core\/store$/, replacement: src('core/src/store/index.ts') },
       { find: /^@docket\/core$/, replacement: src('core/src/index.ts') },
       { find: /^@docket\/store-sqlite$/, replacement: src('store-sqlite/src/index.ts') },
+      { find: /^@docket\/provider-http\/testing$/, replacement: src('provider-http/src/testing/index.ts') },
       { find: /^@docket\/provider-http$/, replacement: src('provider-http/src/index.ts') },
       { find: /^@docket\/store-postgres$/, replacement: src('store-postgres/src/index.ts') },
       { find: /^@docket\/examples\/lifecycle$/, replacement: src('examples/src/lifecycle/index.ts') },

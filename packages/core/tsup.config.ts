@@ -2,6 +2,10 @@ import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tooling/config/tsup.preset.ts';
 
 export default defineConfig({
-  ...packageBuild({ index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }),
+  ...packageBuild({
+    index: 'src/index.ts',
+    'store/index': 'src/store/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  }),
   external: ['vitest', 'fast-check'],
 });

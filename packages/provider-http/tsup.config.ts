@@ -2,6 +2,6 @@ import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tooling/config/tsup.preset.ts';
 
 export default defineConfig({
-  ...packageBuild({ index: 'src/index.ts' }),
+  ...packageBuild({ index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }),
   external: ['@docket/core', 'valibot', 'yaml'],
 });

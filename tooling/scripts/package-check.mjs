@@ -105,10 +105,12 @@ step('type-check a strict consumer with no path aliases', () => {
   );
   writeFileSync(
     join(consumer, 'src', 'consumer.ts'),
-    `import { createQueue, DocketError, memoryStore, type RunInfo } from '@docket/core';
+    `import { createQueue, DocketError, type RunInfo } from '@docket/core';
+import { memoryStore } from '@docket/core/testing';
 import { runStoreConformance } from '@docket/core/testing';
 import { sqliteStore, type SqliteTransaction } from '@docket/store-sqlite';
-import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { httpProvider, loadProviders } from '@docket/provider-http';
+import { startLocalModel } from '@docket/provider-http/testing';
 import { postgresStore, type PostgresTransaction } from '@docket/store-postgres';
 import { main as docketCommand } from '@docket/cli';
 import { sql } from 'drizzle-orm';

@@ -1,3 +1,2 @@
-export { age, historyTable, paint, runDetails, runsTable, table, useColour } from './format.js';
+/** `@docket/cli`: the `docket` command as a function, for embedding and tests (`main(argv, io)` returns the exit code). */
 export { type Io, main, processIo } from './main.js';
-export { COMMAND_USAGE, USAGE } from './usage.js';

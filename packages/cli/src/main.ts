@@ -9,7 +9,8 @@ import {
   type RunStatus,
   type Store,
 } from '@docket/core';
-import { httpProvider, loadProviders, startLocalModel } from '@docket/provider-http';
+import { httpProvider, loadProviders } from '@docket/provider-http';
+import { startLocalModel } from '@docket/provider-http/testing';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';

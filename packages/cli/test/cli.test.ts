@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue, type Queue } from '@docket/core';
 import { waitFor, waitForStatus } from '@docket/core/testing';
-import { type LocalModel, startLocalModel } from '@docket/provider-http';
+import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -1,40 +1,25 @@
-export { isPlainClaimOf, planClaim, qualifiesForPlainClaim } from './machine/claim-policy.js';
-export { claimEvent, replayEvent, settleEvent } from './machine/event-machine.js';
-export { retryDelayMs } from './machine/retry-policy.js';
-export {
-  type Backoff,
-  type CallbackCounts,
-  type CallbackEventRecord,
-  type CallbackEventStatus,
-  type CallbackKind,
-  type CallbackPolicy,
-  copyRun,
-  type HistoryEntry,
-  isTerminal,
-  type Lease,
-  REASONS,
-  type Reason,
-  type RetryPolicy,
-  RUN_STATUSES,
-  type RunError,
-  type RunInfo,
-  type RunRecord,
-  type RunStatus,
-  type StoredTrigger,
-  TERMINAL_STATUSES,
-  toRunInfo,
+/**
+ * `@docket/core`: what an application uses to define tasks, start and observe runs, and operate a queue. Store
+ * authors import the contract and its helpers from `@docket/core/store`; tests import the memory store and the
+ * conformance suite from `@docket/core/testing`.
+ */
+export type {
+  Backoff,
+  CallbackCounts,
+  CallbackEventStatus,
+  CallbackKind,
+  CallbackPolicy,
+  HistoryEntry,
+  Reason,
+  RetryPolicy,
+  RunError,
+  RunInfo,
+  RunStatus,
+  StoredTrigger,
 } from './machine/run-types.js';
-export {
-  type CancelReason,
-  type Decision,
-  type Refusal,
-  TRANSITION_TABLE,
-  type TransitionInput,
-  type TransitionRule,
-  transition,
-} from './machine/state-machine.js';
+export { isTerminal, REASONS, RUN_STATUSES, TERMINAL_STATUSES } from './machine/run-types.js';
 export type { Clock, QueueOptions } from './runtime/config.js';
-export type { ResolvedDefinition, TaskDefinition } from './runtime/definition.js';
+export type { TaskDefinition } from './runtime/definition.js';
 export type {
   CallbackContext,
   CheckContext,
@@ -59,55 +44,6 @@ export {
 export type { BatchTask, CancelResult, RunOptions, StartInput } from './runtime/task.js';
 export type { TelemetryEvent } from './runtime/telemetry.js';
 export type { DeliverResult } from './runtime/triggers.js';
-export { checkEventWrite, checkWrite } from './store/checks.js';
-export {
-  CLAIMABLE_STATUSES,
-  type CollectRequest,
-  type CollectResult,
-  type CommandPlan,
-  type CommandRequest,
-  type CreateRunRequest,
-  type CreateRunResult,
-  type DefinitionRecord,
-  type EventPlan,
-  type EventSelectRequest,
-  type ListEventsRequest,
-  type ListRunsRequest,
-  type PlainClaim,
-  type PlanResult,
-  type RunWrite,
-  type SelectRequest,
-  type Store,
-  type StoreCapabilities,
-  type TaskKey,
-  type TransactOptions,
-  type TransactPlan,
-  UNSETTLED_EVENT_STATUSES,
-} from './store/contract.js';
-export {
-  type MemoryStore,
-  type MemoryStoreOptions,
-  type MemoryTransaction,
-  memoryStore,
-} from './store/memory-store.js';
-export {
-  claimDueAt,
-  EVENT_COLUMNS,
-  type EventRow,
-  eventParams,
-  type HistoryRow,
-  historyParams,
-  parseSharedJson,
-  RUN_COLUMNS,
-  type RunRow,
-  rowToEvent,
-  rowToHistory,
-  rowToRun,
-  runChanges,
-  runColumn,
-  runParams,
-} from './store/row-codec.js';
+export type { Store, StoreCapabilities } from './store/contract.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './util/errors.js';
-export { canonicalJson, type Json } from './util/json.js';
-export { KeyTable } from './util/key-table.js';
-export { isThenable } from './util/thenable.js';
+export type { Json } from './util/json.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { TRANSITION_TABLE } from '../src/index.js';
+import { TRANSITION_TABLE } from '../src/store/index.js';
 
 /** The markdown table rows of a document as arrays of trimmed cells. */
 function tableRows(doc: string): string[][] {

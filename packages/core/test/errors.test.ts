@@ -1,13 +1,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createQueue,
-  type DocketErrorCode,
-  ERROR_CODES,
-  isDocketError,
-  memoryStore,
-  type Queue,
-} from '../src/index.js';
+import { createQueue, type DocketErrorCode, ERROR_CODES, isDocketError, type Queue } from '../src/index.js';
+import { memoryStore } from '../src/store/index.js';
 
 /** Runs `fn`, expects a DocketError with `code`, and returns it. */
 async function expectCode(code: DocketErrorCode, fn: () => unknown) {

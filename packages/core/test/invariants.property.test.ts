@@ -1,16 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  createQueue,
-  isDocketError,
-  memoryStore,
-  type OperatorResult,
-  type RunRecord,
-  type TransitionInput,
-  transition,
-} from '../src/index.js';
-import { planClaim } from '../src/machine/claim-policy.js';
+import { createQueue, isDocketError, type OperatorResult } from '../src/index.js';
 import { commitDecision, commitGate, planModelCall } from '../src/machine/commit-policy.js';
+import { memoryStore, planClaim, type RunRecord, type TransitionInput, transition } from '../src/store/index.js';
 import { manualClock } from '../src/testing/index.js';
 
 /** One step of a random history: what producers, two workers, an operator, a sweeper or the clock can do. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CallbackEventRecord } from '../src/machine/run-types.js';
-import { memoryStore } from '../src/store/memory-store.js';
+import type { CallbackEventRecord } from '../src/store/index.js';
+import { memoryStore } from '../src/store/index.js';
 import { runIn } from './run-fixture.js';
 
 /** A pending `success` event of `runId` with the id given, due at 10. */

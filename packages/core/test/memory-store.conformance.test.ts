@@ -1,4 +1,4 @@
-import { memoryStore } from '../src/store/memory-store.js';
+import { memoryStore } from '../src/store/index.js';
 import { runStoreConformance } from '../src/testing/index.js';
 
 for (const asyncTransactions of [false, true]) {

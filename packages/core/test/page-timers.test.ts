@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createQueue, memoryStore } from '../src/index.js';
+import { createQueue } from '../src/index.js';
+import { memoryStore } from '../src/store/index.js';
 import { waitForStatus } from '../src/testing/harness.js';
 
 /** Counts the page timers scheduled from now on: heartbeats (`renewLease`) and stops (`stopPage`). */

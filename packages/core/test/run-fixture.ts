@@ -1,4 +1,5 @@
-import type { RunRecord, RunStatus } from '../src/machine/run-types.js';
+import type { RunStatus } from '../src/machine/run-types.js';
+import type { RunRecord } from '../src/store/index.js';
 
 /** A stored run in `status` with sensible defaults, for feeding the pure machine. */
 export function runIn(status: RunStatus, patch: Partial<RunRecord> = {}): RunRecord {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type CreateRunRequest,
-  type CreateRunResult,
-  createQueue,
-  memoryStore,
-  type Store,
-  type TelemetryEvent,
-} from '../src/index.js';
+import { createQueue, type Store, type TelemetryEvent } from '../src/index.js';
+import { type CreateRunRequest, type CreateRunResult, memoryStore } from '../src/store/index.js';
 import { waitFor } from '../src/testing/harness.js';
 
 /**

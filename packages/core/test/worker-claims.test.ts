@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createQueue, memoryStore, type SelectRequest, type Store } from '../src/index.js';
+import { createQueue, type Store } from '../src/index.js';
+import { memoryStore, type SelectRequest } from '../src/store/index.js';
 import { waitForStatus } from '../src/testing/harness.js';
 
 describe('the worker loop', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
-import { type LocalModel, startLocalModel } from '@docket/provider-http';
+import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -7,12 +7,3 @@ export {
   loadProviders,
   parseDotenv,
 } from './load-providers.js';
-export {
-  LOCAL_FAILURE_HEADER,
-  type LocalFailure,
-  type LocalModel,
-  type LocalModelOptions,
-  type LocalRequest,
-  localAnswer,
-  startLocalModel,
-} from './local-model.js';

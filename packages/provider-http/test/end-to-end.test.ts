@@ -7,7 +7,8 @@ import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpProvider, startLocalModel } from '../src/index.js';
+import { httpProvider } from '../src/index.js';
+import { startLocalModel } from '../src/testing/index.js';
 
 describe('a Docket run calling the local model over HTTP', () => {
   const cleanups: (() => unknown)[] = [];

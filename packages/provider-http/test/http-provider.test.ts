@@ -2,7 +2,8 @@ import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { type DocketErrorCode, isDocketError } from '@docket/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpProvider, type LocalFailure, type LocalModel, type ProviderKind, startLocalModel } from '../src/index.js';
+import { httpProvider, type ProviderKind } from '../src/index.js';
+import { type LocalFailure, type LocalModel, startLocalModel } from '../src/testing/index.js';
 
 const SECRET = 'sk-test-SECRET-do-not-leak-123456';
 let local: LocalModel;

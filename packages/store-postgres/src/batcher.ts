@@ -1,4 +1,4 @@
-import { KeyTable } from '@docket/core';
+import { KeyTable } from '@docket/core/store';
 
 /** One queued call: its key (calls with one key never share a batch) and how to settle its promise. */
 export interface Queued<R> {

@@ -1,15 +1,15 @@
+import { DocketError } from '@docket/core';
 import {
   type CreateRunRequest,
   type CreateRunResult,
   checkWrite,
-  DocketError,
   isThenable,
   type PlanResult,
   type RunRecord,
   type RunRow,
   rowToRun,
   type TransactPlan,
-} from '@docket/core';
+} from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import { Batcher, type Queued } from './batcher.js';
 import { classify, OutcomeTracker, sqlState } from './errors.js';

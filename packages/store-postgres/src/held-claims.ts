@@ -1,13 +1,13 @@
+import type { HistoryEntry } from '@docket/core';
 import {
   type CallbackEventRecord,
   checkWrite,
-  type HistoryEntry,
   isThenable,
   KeyTable,
   type PlanResult,
   type RunRecord,
   type TransactPlan,
-} from '@docket/core';
+} from '@docket/core/store';
 import type { KnownRuns } from './known-runs.js';
 import type { PendingWrite } from './run-writes.js';
 

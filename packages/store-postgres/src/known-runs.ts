@@ -1,4 +1,4 @@
-import { KeyTable, type RunRecord } from '@docket/core';
+import { KeyTable, type RunRecord } from '@docket/core/store';
 
 /**
  * The rows this store instance last committed for runs that hold a lease: the runs its workers are executing. A pure

@@ -8,7 +8,7 @@ import {
   rowToRun,
   runParams,
   type SelectRequest,
-} from '@docket/core';
+} from '@docket/core/store';
 import { columnList } from './recordsets.js';
 import type { Tables } from './run-writes.js';
 import { docketRuns } from './schema.js';

@@ -1,17 +1,15 @@
+import { type CallbackCounts, DocketError, type Json, type Store, type StoreCapabilities } from '@docket/core';
 import {
-  type CallbackCounts,
   type CallbackEventRecord,
   type CommandPlan,
   type CommandRequest,
   type CreateRunResult,
   checkEventWrite,
-  DocketError,
   EVENT_COLUMNS,
   type EventPlan,
   type EventRow,
   eventParams,
   type HistoryRow,
-  type Json,
   type PlainClaim,
   type PlanResult,
   type RunRecord,
@@ -21,11 +19,9 @@ import {
   rowToHistory,
   rowToRun,
   type SelectRequest,
-  type Store,
-  type StoreCapabilities,
   type TransactOptions,
   type TransactPlan,
-} from '@docket/core';
+} from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { startBatcher, type Transaction, transactBatcher } from './batches.js';

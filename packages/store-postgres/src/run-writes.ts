@@ -1,9 +1,9 @@
+import type { HistoryEntry } from '@docket/core';
 import {
   type CallbackEventRecord,
   type CreateRunRequest,
   checkWrite,
   eventParams,
-  type HistoryEntry,
   historyParams,
   type PlainClaim,
   type RunRecord,
@@ -12,7 +12,7 @@ import {
   runChanges,
   runColumn,
   runParams,
-} from '@docket/core';
+} from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
 import { notifyText } from './inline.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from './recordsets.js';

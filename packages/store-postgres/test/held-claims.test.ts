@@ -1,12 +1,12 @@
+import { createQueue } from '@docket/core';
 import {
-  createQueue,
   type PlainClaim,
   type PlanResult,
   planClaim,
   type RunRecord,
   type SelectRequest,
   transition,
-} from '@docket/core';
+} from '@docket/core/store';
 import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { createQueue, planClaim, type RunRecord, transition } from '@docket/core';
+import { createQueue } from '@docket/core';
+import { planClaim, type RunRecord, transition } from '@docket/core/store';
 import { memoryStore } from '@docket/core/testing';
 import { describe, expect, it } from 'vitest';
 import { HeldClaims } from '../src/held-claims.js';

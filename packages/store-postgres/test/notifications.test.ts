@@ -1,4 +1,5 @@
-import { createQueue, planClaim, type SelectRequest } from '@docket/core';
+import { createQueue } from '@docket/core';
+import { planClaim, type SelectRequest } from '@docket/core/store';
 import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';

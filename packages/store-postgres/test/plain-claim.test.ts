@@ -1,5 +1,5 @@
+import { createQueue } from '@docket/core';
 import {
-  createQueue,
   type PlainClaim,
   planClaim,
   type RunRecord,
@@ -7,7 +7,7 @@ import {
   type SelectRequest,
   type TaskKey,
   transition,
-} from '@docket/core';
+} from '@docket/core/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type PostgresStore, postgresStore } from '../src/index.js';

@@ -1,12 +1,5 @@
-import {
-  createQueue,
-  type HistoryEntry,
-  planClaim,
-  type RunRecord,
-  type RunWrite,
-  rowToHistory,
-  transition,
-} from '@docket/core';
+import { createQueue, type HistoryEntry } from '@docket/core';
+import { planClaim, type RunRecord, type RunWrite, rowToHistory, transition } from '@docket/core/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';

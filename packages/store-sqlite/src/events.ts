@@ -6,7 +6,7 @@ import {
   eventParams,
   type ListEventsRequest,
   rowToEvent,
-} from '@docket/core';
+} from '@docket/core/store';
 import type { Statements } from './statements.js';
 
 /** Writes an event row if its stored revision is still `current`'s. */

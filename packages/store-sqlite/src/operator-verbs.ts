@@ -1,15 +1,15 @@
+import type { Json } from '@docket/core';
 import {
   type CollectRequest,
   type CollectResult,
   type CommandPlan,
   type CommandRequest,
   checkWrite,
-  type Json,
   type RunRecord,
   type RunWrite,
   rowToEvent,
   rowToRun,
-} from '@docket/core';
+} from '@docket/core/store';
 import { writeEvent } from './events.js';
 import type { Statements } from './statements.js';
 

@@ -1,18 +1,22 @@
 import {
   type CallbackCounts,
+  DocketError,
+  type HistoryEntry,
+  type Json,
+  type Store,
+  type StoreCapabilities,
+} from '@docket/core';
+import {
   type CommandPlan,
   type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
   checkWrite,
   type DefinitionRecord,
-  DocketError,
   type EventPlan,
   eventParams,
-  type HistoryEntry,
   historyParams,
   isThenable,
-  type Json,
   type PlanResult,
   type RunRecord,
   type RunRow,
@@ -22,11 +26,9 @@ import {
   runChanges,
   runParams,
   type SelectRequest,
-  type Store,
-  type StoreCapabilities,
   type TaskKey,
   type TransactPlan,
-} from '@docket/core';
+} from '@docket/core/store';
 import Database from 'better-sqlite3';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';

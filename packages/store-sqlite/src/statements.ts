@@ -1,4 +1,4 @@
-import { EVENT_COLUMNS, type EventRow, type HistoryRow, RUN_COLUMNS, type RunRow } from '@docket/core';
+import { EVENT_COLUMNS, type EventRow, type HistoryRow, RUN_COLUMNS, type RunRow } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 
 /**

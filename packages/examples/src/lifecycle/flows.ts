@@ -6,7 +6,8 @@ import {
   type RunInfo,
   type TriggerEvent,
 } from '@docket/core';
-import { httpProvider, type LocalModel, loadProviders, startLocalModel } from '@docket/provider-http';
+import { httpProvider, loadProviders } from '@docket/provider-http';
+import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import { type Notice, openAppStore, type Release } from './app-store.js';
 import { defineNoticeTask, type NoticeQuery } from './notice-task.js';

@@ -1,0 +1,71 @@
+/**
+ * `@docket/core/store`: what a store author needs. The `Store` contract, the checks every store makes before it
+ * writes, the row codec the SQL stores share, core's pure decisions a store may apply itself (the plain claim), and
+ * the reference memory store.
+ */
+export { isPlainClaimOf, type PlainClaim, planClaim, qualifiesForPlainClaim } from '../machine/claim-policy.js';
+export { claimEvent, releaseEvent, replayEvent, settleEvent } from '../machine/event-machine.js';
+export { retryDelayMs } from '../machine/retry-policy.js';
+export {
+  type CallbackEventRecord,
+  copyRun,
+  type Lease,
+  type ReceivedEvent,
+  type RunRecord,
+  toRunInfo,
+} from '../machine/run-types.js';
+export { type RunWrite, transitionWrite, writeOf } from '../machine/run-write.js';
+export {
+  type CancelReason,
+  type Decision,
+  holdsLease,
+  type Refusal,
+  TRANSITION_TABLE,
+  type TransitionInput,
+  type TransitionRule,
+  transition,
+} from '../machine/state-machine.js';
+export type { ResolvedDefinition } from '../runtime/definition.js';
+export { KeyTable } from '../util/key-table.js';
+export { isThenable } from '../util/thenable.js';
+export { checkEventWrite, checkWrite } from './checks.js';
+export {
+  CLAIMABLE_STATUSES,
+  type CollectRequest,
+  type CollectResult,
+  type CommandPlan,
+  type CommandRequest,
+  type CreateRunRequest,
+  type CreateRunResult,
+  type DefinitionRecord,
+  type EventPlan,
+  type EventSelectRequest,
+  type ListEventsRequest,
+  type ListRunsRequest,
+  type PlanResult,
+  type SelectRequest,
+  type Store,
+  type StoreCapabilities,
+  type TaskKey,
+  type TransactOptions,
+  type TransactPlan,
+  UNSETTLED_EVENT_STATUSES,
+} from './contract.js';
+export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
+export {
+  claimDueAt,
+  EVENT_COLUMNS,
+  type EventRow,
+  eventParams,
+  type HistoryRow,
+  historyParams,
+  parseSharedJson,
+  RUN_COLUMNS,
+  type RunRow,
+  rowToEvent,
+  rowToHistory,
+  rowToRun,
+  runChanges,
+  runColumn,
+  runParams,
+} from './row-codec.js';
