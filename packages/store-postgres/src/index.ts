@@ -1,10 +1,11 @@
 import { DocketError } from '@docket/core';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
-import { createPostgresStore, type PostgresConnection, type PostgresStore } from './postgres-store.js';
+import type { PostgresConnection, PostgresStore } from './connection.js';
+import { createPostgresStore } from './postgres-store.js';
 
+export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 export { MIGRATIONS_FOLDER } from './migrations.js';
-export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './postgres-store.js';
 export {
   docketCommands,
   docketDefinitions,

@@ -3,10 +3,10 @@ import { waitFor } from '@docket/core/testing';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { plainClaimStatement } from '../src/fast/plain-claim-statement.js';
+import { preparedCall } from '../src/fast/prepared-calls.js';
+import { UNFLUSHED_COMMIT } from '../src/fast/session.js';
 import { postgresStore } from '../src/index.js';
-import { preparedCall } from '../src/inline.js';
-import { plainClaimStatement } from '../src/plain-claim.js';
-import { UNFLUSHED_COMMIT } from '../src/session.js';
 import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 // Whether a commit waits for the flush is a server setting: only a real server (node-postgres sessions) shows it.

@@ -11,11 +11,8 @@ import {
   type TransactPlan,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
-import { Batcher, type Queued } from './batcher.js';
-import { classify, OutcomeTracker, sqlState } from './errors.js';
-import { notifyText, preparedCall } from './inline.js';
-import type { KnownRuns } from './known-runs.js';
-import type { PostgresTransaction } from './postgres-store.js';
+import type { PostgresTransaction } from '../connection.js';
+import { classify, OutcomeTracker, sqlState } from '../errors.js';
 import {
   applyLockedWrites,
   applyRunWrites,
@@ -27,7 +24,10 @@ import {
   runWritesStatement,
   type Tables,
   wakeNamespaces,
-} from './run-writes.js';
+} from '../sql/run-writes.js';
+import type { KnownRuns } from './known-runs.js';
+import { Batcher, type Queued } from './micro-batcher.js';
+import { notifyText, preparedCall } from './prepared-calls.js';
 import { type Session, writeInOneMessage } from './session.js';
 
 /** Runs `work` in one transaction, calling `outcome.committing()` before COMMIT; errors are the driver's own. */

@@ -1,4 +1,4 @@
-import type { PreparedCall } from './inline.js';
+import type { PreparedCall } from './prepared-calls.js';
 
 /** One message to the server: statements as one text, and the prepared statements it creates on the connection. */
 export interface Message {

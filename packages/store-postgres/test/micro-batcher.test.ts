@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, type Queued } from '../src/batcher.js';
+import { Batcher, type Queued } from '../src/fast/micro-batcher.js';
 
 interface Call extends Queued<number> {
   n: number;

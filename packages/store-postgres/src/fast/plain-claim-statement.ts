@@ -9,10 +9,10 @@ import {
   runParams,
   type SelectRequest,
 } from '@docket/core/store';
-import { columnList } from './recordsets.js';
-import type { Tables } from './run-writes.js';
-import { docketRuns } from './schema.js';
-import type { Statement } from './statement.js';
+import { docketRuns } from '../schema.js';
+import { columnList } from '../sql/recordsets.js';
+import type { Tables } from '../sql/run-writes.js';
+import type { Statement } from '../sql/statement.js';
 
 /**
  * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a

@@ -14,9 +14,9 @@ import {
   runParams,
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
-import { notifyText } from './inline.js';
+import { notifyText } from '../fast/prepared-calls.js';
+import { docketEvents, docketHistory, docketRuns } from '../schema.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from './recordsets.js';
-import { docketEvents, docketHistory, docketRuns } from './schema.js';
 import { Params, type Statement, toSql } from './statement.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */

@@ -8,8 +8,8 @@ import {
   type RunRecord,
   type TransactPlan,
 } from '@docket/core/store';
+import type { PendingWrite } from '../sql/run-writes.js';
 import type { KnownRuns } from './known-runs.js';
-import type { PendingWrite } from './run-writes.js';
 
 /** A pure plan folded into a held run: its value is answered once the claim's transaction commits. */
 interface Fused {

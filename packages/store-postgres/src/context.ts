@@ -1,0 +1,100 @@
+import { DocketError } from '@docket/core';
+import type { RunRecord, RunWrite } from '@docket/core/store';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PostgresConnection, PostgresTransaction } from './connection.js';
+import { classify, OutcomeTracker } from './errors.js';
+import type { Transaction } from './fast/group-commit.js';
+import { HeldClaims } from './fast/held-claims.js';
+import { KnownRuns } from './fast/known-runs.js';
+import { SharedColumns } from './fast/plain-claim-statement.js';
+import type { Session } from './fast/session.js';
+import { applyLockedWrites, type Executor, type Tables } from './sql/run-writes.js';
+
+/** The tables as drizzle SQL fragments, for the verbs written with drizzle's `sql` template. */
+export interface QualifiedTables {
+  runs: SQL;
+  history: SQL;
+  events: SQL;
+  definitions: SQL;
+  commands: SQL;
+}
+
+/** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
+export class PgContext {
+  /** Qualified table names as text, and the notification channel. */
+  readonly tables: Tables;
+  /** The same tables as SQL fragments. */
+  readonly q: QualifiedTables;
+  readonly channel: string;
+  /** The open connection, or `null` before `open()` and after the last `close()`. */
+  connection: PostgresConnection | null = null;
+  /** Runs this process last wrote, as it wrote them (see `fast/known-runs.ts`). */
+  readonly known = new KnownRuns();
+  /** The claim columns shared by the runs last claimed (see `fast/plain-claim-statement.ts`). */
+  readonly sharedColumns = new SharedColumns();
+  /** Claims whose transactions are held open until the end of the turn (see `fast/held-claims.ts`). */
+  readonly held = new HeldClaims();
+
+  constructor(
+    readonly schema: string,
+    readonly holdClaims: boolean,
+  ) {
+    const name = (table: string) => `"${schema}"."${table}"`;
+    this.channel = `docket_${schema}`;
+    this.tables = {
+      runs: name('docket_runs'),
+      history: name('docket_history'),
+      events: name('docket_events'),
+      channel: this.channel,
+    };
+    this.q = {
+      runs: sql.raw(this.tables.runs),
+      history: sql.raw(this.tables.history),
+      events: sql.raw(this.tables.events),
+      definitions: sql.raw(name('docket_definitions')),
+      commands: sql.raw(name('docket_commands')),
+    };
+  }
+
+  /** The drizzle database of the open connection; `CONNECTION_UNAVAILABLE` when the store is not open. */
+  live(): PostgresConnection['db'] {
+    if (!this.connection) {
+      throw new DocketError('CONNECTION_UNAVAILABLE', 'the PostgreSQL store is not open: call queue.ready() first', {
+        operation: 'store',
+      });
+    }
+    return this.connection.db;
+  }
+
+  /** The pipelining session of the open connection, when its driver has one (node-postgres, not PGlite). */
+  get session(): Session | undefined {
+    return this.connection?.session;
+  }
+
+  /** One transaction on a pooled connection, with `outcome` marking the moment COMMIT is sent. */
+  readonly transaction: Transaction = (outcome, work) =>
+    this.live().transaction(async (tx) => {
+      const value = await work(tx as PostgresTransaction);
+      outcome.committing();
+      return value;
+    });
+
+  /** Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN. */
+  async inTransaction<T>(
+    operation: string,
+    work: (tx: PostgresTransaction) => Promise<T>,
+    context: { runId?: string; idempotencyKey?: string } = {},
+  ): Promise<T> {
+    const outcome = new OutcomeTracker();
+    try {
+      return await this.transaction(outcome, work);
+    } catch (error) {
+      throw classify(error, outcome, operation, context);
+    }
+  }
+
+  /** Applies one conditional run write to a row this transaction locked. */
+  applyWrite(tx: Executor, current: RunRecord, write: RunWrite): Promise<void> {
+    return applyLockedWrites(tx, this.tables, [{ current, write }]);
+  }
+}

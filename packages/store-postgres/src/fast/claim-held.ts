@@ -1,0 +1,122 @@
+import type { PlainClaim, RunRecord, SelectRequest } from '@docket/core/store';
+import type { PgContext } from '../context.js';
+import { classify, OutcomeTracker } from '../errors.js';
+import { runWritesStatement, wakeNamespaces } from '../sql/run-writes.js';
+import type { HeldGroup } from './held-claims.js';
+import {
+  type PlainClaimResult,
+  type PlainClaimRow,
+  plainClaimStatement,
+  planPlainClaims,
+} from './plain-claim-statement.js';
+import { notifyText, type PreparedCall, preparedCall } from './prepared-calls.js';
+import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT, writeRowsInOneMessage } from './session.js';
+
+/**
+ * The plain claim in one round trip: `BEGIN`, the statement, `COMMIT` without waiting for the flush (a claim writes
+ * no callback event and leaves nothing claimable, as in `selectAndPlan`).
+ */
+export async function claimPlain(
+  ctx: PgContext,
+  session: Session,
+  request: SelectRequest,
+  claim: PlainClaim,
+): Promise<PlainClaimResult> {
+  const shared = ctx.sharedColumns.expected(request);
+  const call = preparedCall(plainClaimStatement(ctx.tables, request, claim, shared));
+  const outcome = new OutcomeTracker();
+  outcome.committing();
+  try {
+    const rows = (await writeRowsInOneMessage(session, call, [], [...BEGIN, UNFLUSHED_COMMIT])) as PlainClaimRow[];
+    return planPlainClaims(request, claim, rows, shared, ctx.sharedColumns);
+  } catch (error) {
+    throw classify(error, outcome, 'store.claimDue', {});
+  }
+}
+
+/**
+ * The plain claim with its transaction held open (see `held-claims.ts`): `BEGIN` and the locking select in one round
+ * trip, core's plans, then the runs are handed out while the transaction stays open until the end of this turn of
+ * the event loop; the pages whose pure commit plans arrive by then are written with their claims, in one statement,
+ * and the transaction commits. When rows were left for the ordinary path (or none was claimed) it writes and commits
+ * at once instead, before handing anything out.
+ */
+export function claimHeld(
+  ctx: PgContext,
+  session: Session,
+  request: SelectRequest,
+  claim: PlainClaim,
+): Promise<PlainClaimResult> {
+  return new Promise<PlainClaimResult>((answer, refuse) => {
+    let group: HeldGroup | null = null;
+    const outcome = new OutcomeTracker();
+    session(async (send) => {
+      group = await selectAndHold(ctx, send, request, claim, outcome, answer);
+      if (group === null) return;
+      // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await sendParts(send, heldCommit(ctx, group, claim, outcome));
+      ctx.held.committed(group, ctx.known);
+    }).catch((error) => {
+      if (group === null) {
+        refuse(classify(error, outcome, 'store.claimDue', {}));
+        return;
+      }
+      ctx.held.failed(group, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
+    });
+  });
+}
+
+/**
+ * The first round trip of `claimHeld`: `BEGIN` and the locking select, then core's plans. Answers the claim through
+ * `answer` and the group it holds, or `null` when it committed at once (no run claimed, or rows left for the
+ * ordinary path). The rows read end here, before the transaction's second round trip (see `selectAndPlan`).
+ */
+async function selectAndHold(
+  ctx: PgContext,
+  send: Send,
+  request: SelectRequest,
+  claim: PlainClaim,
+  outcome: OutcomeTracker,
+  answer: (result: PlainClaimResult) => void,
+): Promise<HeldGroup | null> {
+  const shared = ctx.sharedColumns.expected(request);
+  const select = preparedCall(plainClaimStatement(ctx.tables, request, claim, shared, true));
+  const selected = await sendParts(send, [...BEGIN, select]);
+  const plain = planPlainClaims(request, claim, selected[BEGIN.length] as PlainClaimRow[], shared, ctx.sharedColumns);
+  const writes = plain.claimed.map((write, i) => ({ current: plain.before[i] as RunRecord, write }));
+  if (writes.length === 0 || plain.leftover > 0) {
+    const parts: (string | PreparedCall)[] = [UNFLUSHED_COMMIT];
+    if (writes.length > 0) parts.push(preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true })));
+    outcome.committing();
+    await sendParts(send, [...parts, 'COMMIT']);
+    for (const w of writes) ctx.known.committed(w.write.run);
+    answer(plain);
+    return null;
+  }
+  const group = ctx.held.hold(writes);
+  answer(plain);
+  return group;
+}
+
+/**
+ * The message that ends a held claim: one write of every run it holds (from the row selected to its latest
+ * record), the notifications, and `COMMIT`, which waits for the flush only when a settle was folded in.
+ */
+function heldCommit(
+  ctx: PgContext,
+  group: HeldGroup,
+  claim: PlainClaim,
+  outcome: OutcomeTracker,
+): (string | PreparedCall)[] {
+  const all = ctx.held.close(group);
+  const durability = ctx.held.fusedAny(group) ? [] : [UNFLUSHED_COMMIT];
+  const notify = [...wakeNamespaces(all)].map((ns) => notifyText(ctx.channel, ns));
+  outcome.committing();
+  return [
+    ...durability,
+    preparedCall(runWritesStatement(ctx.tables, all, { allLocked: true, claimedFirst: claim })),
+    ...notify,
+    'COMMIT',
+  ];
+}

@@ -1,0 +1,56 @@
+import type { CollectRequest, CollectResult, RunRow } from '@docket/core/store';
+import { sql } from 'drizzle-orm';
+import type { PgContext } from '../context.js';
+import { rowsOf } from './run-writes.js';
+
+/**
+ * `Store.collect`: deletes terminal runs older than retention whose callbacks are settled (with their history and
+ * delivered events), delivered events and dead letters past retention, and old command receipts.
+ */
+export function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
+  const { runs, history, events, commands } = ctx.q;
+  return ctx.inTransaction('operator.maintenance.collect', async (tx) => {
+    const cutoff = Math.max(0, Math.floor(request.runsBefore)).toString(16).padStart(12, '0');
+    const candidates = await rowsOf<RunRow>(
+      tx,
+      sql`SELECT * FROM ${runs} WHERE namespace = ${request.namespace} AND run_id > ${request.after ?? ''}
+          AND run_id < ${cutoff} ORDER BY run_id LIMIT ${request.limit} FOR UPDATE SKIP LOCKED`,
+    );
+    const counts = { runs: 0, events: 0, deadLetters: 0 };
+    for (const row of candidates) {
+      const terminal = row.status === 'success' || row.status === 'failed' || row.status === 'cancelled';
+      if (!terminal || Number(row.updated_at) >= request.runsBefore) continue;
+      const [unsettled] = await rowsOf<{ n: string | number }>(
+        tx,
+        sql`SELECT count(*) AS n FROM ${events} WHERE run_id = ${row.run_id} AND status IN ('pending', 'retrying', 'delivering')`,
+      );
+      if (Number(unsettled?.n ?? 0) > 0) continue;
+      counts.events += (
+        await rowsOf(
+          tx,
+          sql`DELETE FROM ${events} WHERE run_id = ${row.run_id} AND status = 'delivered' RETURNING event_id`,
+        )
+      ).length;
+      await tx.execute(sql`DELETE FROM ${history} WHERE run_id = ${row.run_id}`);
+      await tx.execute(sql`DELETE FROM ${runs} WHERE run_id = ${row.run_id}`);
+      counts.runs++;
+    }
+    counts.events += (
+      await rowsOf(
+        tx,
+        sql`DELETE FROM ${events} WHERE namespace = ${request.namespace} AND status = 'delivered' AND delivered_at < ${request.runsBefore} RETURNING event_id`,
+      )
+    ).length;
+    counts.deadLetters += (
+      await rowsOf(
+        tx,
+        sql`DELETE FROM ${events} WHERE namespace = ${request.namespace} AND status = 'dead_letter' AND dead_at < ${request.deadLettersBefore} RETURNING event_id`,
+      )
+    ).length;
+    await tx.execute(
+      sql`DELETE FROM ${commands} WHERE namespace = ${request.namespace} AND created_at < ${request.runsBefore}`,
+    );
+    const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;
+    return { ...counts, next };
+  });
+}

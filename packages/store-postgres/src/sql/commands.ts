@@ -1,0 +1,70 @@
+import type { Json } from '@docket/core';
+import {
+  type CommandPlan,
+  type CommandRequest,
+  type EventRow,
+  type RunRow,
+  rowToEvent,
+  rowToRun,
+} from '@docket/core/store';
+import { sql } from 'drizzle-orm';
+import type { PgContext } from '../context.js';
+import { writeEvent } from './events.js';
+import { rowsOf } from './run-writes.js';
+
+/**
+ * `Store.runCommand`: under an advisory lock on the command id, a stored receipt is answered as it is; otherwise the
+ * run or event is locked, core's plan decides, its writes and the receipt commit together.
+ */
+export function runCommand<T extends Json>(
+  ctx: PgContext,
+  namespace: string,
+  command: CommandRequest,
+  plan: CommandPlan<T>,
+): Promise<{ result: T; replayed: boolean; requestHash: string }> {
+  if (command.runId !== undefined) ctx.known.forget(command.runId);
+  return ctx.inTransaction('store.runCommand', async (tx) => {
+    await tx.execute(
+      sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${namespace}:command:${command.commandId}`}, 0))`,
+    );
+    const [receipt] = await rowsOf<{ request_hash: string; result: string }>(
+      tx,
+      sql`SELECT request_hash, result FROM ${ctx.q.commands} WHERE namespace = ${namespace} AND command_id = ${command.commandId}`,
+    );
+    if (receipt) return { result: JSON.parse(receipt.result) as T, replayed: true, requestHash: receipt.request_hash };
+    const runRow =
+      command.runId === undefined
+        ? undefined
+        : (
+            await rowsOf<RunRow>(
+              tx,
+              sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${command.runId} FOR UPDATE`,
+            )
+          )[0];
+    const eventRow =
+      command.eventId === undefined
+        ? undefined
+        : (
+            await rowsOf<EventRow>(
+              tx,
+              sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${namespace} AND event_id = ${command.eventId} FOR UPDATE`,
+            )
+          )[0];
+    const run = runRow ? rowToRun(runRow) : null;
+    const event = eventRow ? rowToEvent(eventRow) : null;
+    const decided = plan({ run, event });
+    if (decided.run !== null) {
+      if (run === null) throw new Error('internal: command write for a missing run');
+      await ctx.applyWrite(tx, run, decided.run);
+    }
+    if (decided.event !== null) {
+      if (event === null) throw new Error('internal: command write for a missing event');
+      await writeEvent(ctx, tx, event, decided.event);
+    }
+    await tx.execute(
+      sql`INSERT INTO ${ctx.q.commands} (namespace, command_id, request_hash, result, created_at)
+          VALUES (${namespace}, ${command.commandId}, ${command.requestHash}, ${JSON.stringify(decided.result)}, ${command.now})`,
+    );
+    return { result: decided.result, replayed: false, requestHash: command.requestHash };
+  });
+}

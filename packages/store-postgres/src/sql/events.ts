@@ -1,0 +1,91 @@
+import {
+  type CallbackEventRecord,
+  checkEventWrite,
+  EVENT_COLUMNS,
+  type EventPlan,
+  type EventRow,
+  type EventSelectRequest,
+  eventParams,
+  type ListEventsRequest,
+  rowToEvent,
+} from '@docket/core/store';
+import { sql } from 'drizzle-orm';
+import type { PgContext } from '../context.js';
+import { type Executor, rowsOf } from './run-writes.js';
+
+/** Writes an event's next version if it is still at `current`'s revision, and wakes callback workers when it is due. */
+export async function writeEvent(
+  ctx: PgContext,
+  tx: Executor,
+  current: CallbackEventRecord,
+  next: CallbackEventRecord,
+): Promise<void> {
+  checkEventWrite(current, next);
+  const row = eventParams(next) as unknown as Record<string, unknown>;
+  const sets = sql.join(
+    EVENT_COLUMNS.filter((c) => c !== 'event_id').map((c) => sql`${sql.raw(`"${c}"`)} = ${row[c] ?? null}`),
+    sql`, `,
+  );
+  const updated = await rowsOf(
+    tx,
+    sql`UPDATE ${ctx.q.events} SET ${sets} WHERE event_id = ${current.eventId} AND revision = ${current.revision} RETURNING event_id`,
+  );
+  if (updated.length !== 1) throw new Error(`internal: event ${current.eventId} moved during its transaction`);
+  if (next.status === 'pending' || next.status === 'retrying') {
+    await tx.execute(sql`SELECT pg_notify(${ctx.channel}, ${next.namespace})`);
+  }
+}
+
+/** `Store.claimEvents`: due or abandoned events of the wanted tasks and kinds, locked, planned and written. */
+export function claimEvents(ctx: PgContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
+  return ctx.inTransaction('store.claimEvents', async (tx) => {
+    const due = await rowsOf<EventRow>(
+      tx,
+      sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace}
+          AND ((status IN ('pending', 'retrying') AND due_at <= ${request.now})
+            OR (status = 'delivering' AND lease_expires_at <= ${request.now}))
+          ORDER BY due_at LIMIT ${request.limit * 4} FOR UPDATE SKIP LOCKED`,
+    );
+    const written: CallbackEventRecord[] = [];
+    for (const row of due) {
+      if (written.length >= request.limit) break;
+      const event = rowToEvent(row);
+      const wanted = request.tasks.some(
+        (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
+      );
+      if (!wanted) continue;
+      const next = request.plan(event);
+      if (next === null) continue;
+      await writeEvent(ctx, tx, event, next);
+      written.push(next);
+    }
+    return written;
+  });
+}
+
+/** `Store.transactEvent`: one event locked, core's plan, its write. */
+export function transactEvent<T>(ctx: PgContext, namespace: string, eventId: string, plan: EventPlan<T>): Promise<T> {
+  return ctx.inTransaction('store.transactEvent', async (tx) => {
+    const found = await rowsOf<EventRow>(
+      tx,
+      sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${namespace} AND event_id = ${eventId} FOR UPDATE`,
+    );
+    const current = found[0] ? rowToEvent(found[0]) : null;
+    const { write, value } = plan(current);
+    if (write !== null) {
+      if (current === null) throw new Error('internal: write for a missing event');
+      await writeEvent(ctx, tx, current, write);
+    }
+    return value;
+  });
+}
+
+/** `Store.listEvents`: events in one status by id, after a cursor. */
+export async function listEvents(ctx: PgContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+  const found = await rowsOf<EventRow>(
+    ctx.live(),
+    sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace} AND status = ${request.status}
+        AND event_id > ${request.after ?? ''} ORDER BY event_id LIMIT ${request.limit}`,
+  );
+  return found.map(rowToEvent);
+}

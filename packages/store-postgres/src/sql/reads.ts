@@ -1,0 +1,58 @@
+import type { CallbackCounts, HistoryEntry } from '@docket/core';
+import {
+  type HistoryRow,
+  type ListRunsRequest,
+  type RunRecord,
+  type RunRow,
+  rowToHistory,
+  rowToRun,
+} from '@docket/core/store';
+import { sql } from 'drizzle-orm';
+import type { PgContext } from '../context.js';
+import { rowsOf } from './run-writes.js';
+
+/** `Store.getRun`. */
+export async function getRun(ctx: PgContext, namespace: string, runId: string): Promise<RunRecord | null> {
+  const found = await rowsOf<RunRow>(
+    ctx.live(),
+    sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${runId}`,
+  );
+  return found[0] ? rowToRun(found[0]) : null;
+}
+
+/** `Store.getHistory`: a run's entries in `seq` order, none for a run of another namespace. */
+export async function getHistory(ctx: PgContext, namespace: string, runId: string): Promise<HistoryEntry[]> {
+  const found = await rowsOf<HistoryRow>(
+    ctx.live(),
+    sql`SELECT h.* FROM ${ctx.q.history} h JOIN ${ctx.q.runs} r ON r.run_id = h.run_id AND r.namespace = ${namespace}
+        WHERE h.run_id = ${runId} ORDER BY h.seq`,
+  );
+  return found.map(rowToHistory);
+}
+
+/** `Store.callbackCounts`: a run's callback events, counted as `RunInfo.callbacks` shows them. */
+export async function callbackCounts(ctx: PgContext, namespace: string, runId: string): Promise<CallbackCounts> {
+  const counts = { pending: 0, delivered: 0, deadLetters: 0 };
+  const found = await rowsOf<{ status: string; n: string | number }>(
+    ctx.live(),
+    sql`SELECT status, count(*) AS n FROM ${ctx.q.events} WHERE run_id = ${runId} AND namespace = ${namespace} GROUP BY status`,
+  );
+  for (const { status, n } of found) {
+    if (status === 'delivered') counts.delivered += Number(n);
+    else if (status === 'dead_letter') counts.deadLetters += Number(n);
+    else counts.pending += Number(n);
+  }
+  return counts;
+}
+
+/** `Store.listRuns`: runs by id after a cursor, optionally of one task and one status. */
+export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promise<RunRecord[]> {
+  const filters = [sql`namespace = ${request.namespace}`, sql`run_id > ${request.after ?? ''}`];
+  if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
+  if (request.status !== null) filters.push(sql`status = ${request.status}`);
+  const found = await rowsOf<RunRow>(
+    ctx.live(),
+    sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id LIMIT ${request.limit}`,
+  );
+  return found.map(rowToRun);
+}
