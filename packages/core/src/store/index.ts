@@ -28,7 +28,9 @@ export {
 export type { ResolvedDefinition } from '../runtime/definition.js';
 export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
+export { countCallbacks } from './callback-counts.js';
 export { checkEventWrite, checkWrite } from './checks.js';
+export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {
   CLAIMABLE_STATUSES,
   type CollectRequest,
@@ -51,7 +53,9 @@ export {
   type TransactPlan,
   UNSETTLED_EVENT_STATUSES,
 } from './contract.js';
+export { definitionConflict } from './definitions.js';
 export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
+export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
   claimDueAt,
   EVENT_COLUMNS,

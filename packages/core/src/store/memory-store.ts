@@ -3,7 +3,9 @@ import { isTerminal } from '../machine/run-types.js';
 import { DocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
 import { isThenable } from '../util/thenable.js';
+import { countCallbacks } from './callback-counts.js';
 import { checkEventWrite, checkWrite } from './checks.js';
+import { decideCommand } from './commands.js';
 import {
   CLAIMABLE_STATUSES,
   type CommandPlan,
@@ -20,6 +22,8 @@ import {
   type TransactPlan,
   UNSETTLED_EVENT_STATUSES,
 } from './contract.js';
+import { definitionConflict } from './definitions.js';
+import { isExpiredRun } from './retention.js';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -145,11 +149,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         const k = `${definition.namespace}\u0000${definition.name}\u0000${definition.version}`;
         const existing = definitions.get(k);
         if (existing && existing.hash !== definition.hash) {
-          throw new DocketError(
-            'DEFINITION_HASH_CONFLICT',
-            `task ${definition.name}@${definition.version} is already registered with another definition`,
-            { operation: 'queue.ready', details: { name: definition.name, version: definition.version } },
-          );
+          throw definitionConflict(definition);
         }
         if (!existing) definitions.set(k, clone(definition));
       }),
@@ -178,14 +178,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     getRun: async (namespace, runId) => clone(runs.get(key(namespace, runId)) ?? null),
     getHistory: async (namespace, runId) => clone(history.get(key(namespace, runId)) ?? []),
     callbackCounts: async (namespace, runId): Promise<CallbackCounts> => {
-      const counts = { pending: 0, delivered: 0, deadLetters: 0 };
+      const own: { status: string; n: number }[] = [];
       for (const event of events.values()) {
-        if (event.namespace !== namespace || event.runId !== runId) continue;
-        if (event.status === 'delivered') counts.delivered++;
-        else if (event.status === 'dead_letter') counts.deadLetters++;
-        else counts.pending++;
+        if (event.namespace === namespace && event.runId === runId) own.push({ status: event.status, n: 1 });
       }
-      return counts;
+      return countCallbacks(own);
     },
 
     transact: <T>(namespace: string, runId: string, plan: TransactPlan<T, MemoryTransaction>) =>
@@ -313,17 +310,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         if (receipt) return { result: clone(receipt.result) as T, replayed: true, requestHash: receipt.requestHash };
         const run = command.runId === undefined ? undefined : runs.get(key(namespace, command.runId));
         const event = command.eventId === undefined ? undefined : events.get(key(namespace, command.eventId));
-        const decided = plan({ run: run ? clone(run) : null, event: event ? clone(event) : null });
-        if (decided.run !== null) {
-          if (!run) throw new Error('internal: command write for a missing run');
-          checkWrite(run, decided.run);
-          applyWrite(decided.run);
-        }
-        if (decided.event !== null) {
-          if (!event) throw new Error('internal: command write for a missing event');
-          checkEventWrite(event, decided.event);
-          events.set(key(namespace, event.eventId), clone(decided.event));
-        }
+        const decided = decideCommand(plan, run ? clone(run) : null, event ? clone(event) : null);
+        if (decided.run !== null) applyWrite(decided.run.write);
+        if (decided.event !== null)
+          events.set(key(namespace, decided.event.current.eventId), clone(decided.event.write));
         commands.set(ck, { requestHash: command.requestHash, result: clone(decided.result), createdAt: command.now });
         return { result: decided.result, replayed: false, requestHash: command.requestHash };
       }),
@@ -338,7 +328,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           .sort(([, a], [, b]) => (a.runId < b.runId ? -1 : 1))
           .slice(0, request.limit);
         for (const [k, run] of candidates) {
-          if (!isTerminal(run.status) || run.updatedAt >= request.runsBefore) continue;
+          if (!isExpiredRun(run.status, run.updatedAt, request.runsBefore)) continue;
           const own = [...events.values()].filter((e) => e.namespace === run.namespace && e.runId === run.runId);
           if (own.some((e) => UNSETTLED_EVENT_STATUSES.includes(e.status))) continue;
           runs.delete(k);

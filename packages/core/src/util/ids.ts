@@ -21,7 +21,7 @@ function random10(): string {
  * writes over the whole B-tree, which is what keeps inserts cheap on SQLite and PostgreSQL alike.
  */
 export function newRunId(now: number = Date.now()): string {
-  const time = Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12);
+  const time = runIdTimePrefix(now);
   let id: string;
   if (time === lastTime) {
     // Same millisecond in this process: keep ids in creation order by counting up from the last one. (After a clock
@@ -48,4 +48,9 @@ export function assertRunId(runId: unknown, operation: string): asserts runId is
       details: { runId: typeof runId === 'string' ? runId.slice(0, 64) : typeof runId },
     });
   }
+}
+
+/** The first 12 characters of the ids of runs created at `ms`: the time in milliseconds as lowercase hex. */
+export function runIdTimePrefix(ms: number): string {
+  return Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12);
 }

@@ -1,4 +1,4 @@
-import type { CollectRequest, CollectResult, RunRow } from '@docket/core/store';
+import { type CollectRequest, type CollectResult, isExpiredRun, type RunRow, runIdCutoff } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { rowsOf } from './run-writes.js';
@@ -10,7 +10,7 @@ import { rowsOf } from './run-writes.js';
 export function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
   const { runs, history, events, commands } = ctx.q;
   return ctx.inTransaction('operator.maintenance.collect', async (tx) => {
-    const cutoff = Math.max(0, Math.floor(request.runsBefore)).toString(16).padStart(12, '0');
+    const cutoff = runIdCutoff(request.runsBefore);
     const candidates = await rowsOf<RunRow>(
       tx,
       sql`SELECT * FROM ${runs} WHERE namespace = ${request.namespace} AND run_id > ${request.after ?? ''}
@@ -18,8 +18,7 @@ export function collect(ctx: PgContext, request: CollectRequest): Promise<Collec
     );
     const counts = { runs: 0, events: 0, deadLetters: 0 };
     for (const row of candidates) {
-      const terminal = row.status === 'success' || row.status === 'failed' || row.status === 'cancelled';
-      if (!terminal || Number(row.updated_at) >= request.runsBefore) continue;
+      if (!isExpiredRun(row.status, Number(row.updated_at), request.runsBefore)) continue;
       const [unsettled] = await rowsOf<{ n: string | number }>(
         tx,
         sql`SELECT count(*) AS n FROM ${events} WHERE run_id = ${row.run_id} AND status IN ('pending', 'retrying', 'delivering')`,

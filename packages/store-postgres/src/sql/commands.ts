@@ -2,8 +2,10 @@ import type { Json } from '@docket/core';
 import {
   type CommandPlan,
   type CommandRequest,
+  decideCommand,
   type EventRow,
   type RunRow,
+  replayedReceipt,
   rowToEvent,
   rowToRun,
 } from '@docket/core/store';
@@ -31,7 +33,7 @@ export function runCommand<T extends Json>(
       tx,
       sql`SELECT request_hash, result FROM ${ctx.q.commands} WHERE namespace = ${namespace} AND command_id = ${command.commandId}`,
     );
-    if (receipt) return { result: JSON.parse(receipt.result) as T, replayed: true, requestHash: receipt.request_hash };
+    if (receipt) return replayedReceipt<T>(receipt.result, receipt.request_hash);
     const runRow =
       command.runId === undefined
         ? undefined
@@ -52,15 +54,9 @@ export function runCommand<T extends Json>(
           )[0];
     const run = runRow ? rowToRun(runRow) : null;
     const event = eventRow ? rowToEvent(eventRow) : null;
-    const decided = plan({ run, event });
-    if (decided.run !== null) {
-      if (run === null) throw new Error('internal: command write for a missing run');
-      await ctx.applyWrite(tx, run, decided.run);
-    }
-    if (decided.event !== null) {
-      if (event === null) throw new Error('internal: command write for a missing event');
-      await writeEvent(ctx, tx, event, decided.event);
-    }
+    const decided = decideCommand(plan, run, event);
+    if (decided.run !== null) await ctx.applyWrite(tx, decided.run.current, decided.run.write);
+    if (decided.event !== null) await writeEvent(ctx, tx, decided.event.current, decided.event.write);
     await tx.execute(
       sql`INSERT INTO ${ctx.q.commands} (namespace, command_id, request_hash, result, created_at)
           VALUES (${namespace}, ${command.commandId}, ${command.requestHash}, ${JSON.stringify(decided.result)}, ${command.now})`,

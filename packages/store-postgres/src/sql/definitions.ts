@@ -1,5 +1,4 @@
-import { DocketError } from '@docket/core';
-import type { DefinitionRecord } from '@docket/core/store';
+import { type DefinitionRecord, definitionConflict } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { rowsOf } from './run-writes.js';
@@ -12,21 +11,12 @@ export async function registerDefinition(ctx: PgContext, definition: DefinitionR
       sql`SELECT hash FROM ${ctx.q.definitions} WHERE namespace = ${definition.namespace} AND name = ${definition.name} AND version = ${definition.version}`,
     );
   const existing = await stored();
-  if (existing[0] && existing[0].hash !== definition.hash) throw hashConflict(definition, 'with another definition');
+  if (existing[0] && existing[0].hash !== definition.hash) throw definitionConflict(definition);
   if (existing[0]) return;
   await ctx.live().execute(
     sql`INSERT INTO ${ctx.q.definitions} (namespace, name, version, hash, definition, created_at)
           VALUES (${definition.namespace}, ${definition.name}, ${definition.version}, ${definition.hash}, ${JSON.stringify(definition.definition)}, ${Date.now()})
           ON CONFLICT DO NOTHING`,
   );
-  if ((await stored())[0]?.hash !== definition.hash) throw hashConflict(definition, 'concurrently');
-}
-
-/** `DEFINITION_HASH_CONFLICT` for a definition registered under the same identity with another hash. */
-export function hashConflict(definition: DefinitionRecord, how: string): DocketError {
-  return new DocketError(
-    'DEFINITION_HASH_CONFLICT',
-    `task ${definition.name}@${definition.version} is already registered ${how}`,
-    { operation: 'queue.ready', details: { name: definition.name, version: definition.version } },
-  );
+  if ((await stored())[0]?.hash !== definition.hash) throw definitionConflict(definition, 'concurrently');
 }

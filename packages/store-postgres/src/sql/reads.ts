@@ -1,5 +1,6 @@
 import type { CallbackCounts, HistoryEntry } from '@docket/core';
 import {
+  countCallbacks,
   type HistoryRow,
   type ListRunsRequest,
   type RunRecord,
@@ -32,17 +33,11 @@ export async function getHistory(ctx: PgContext, namespace: string, runId: strin
 
 /** `Store.callbackCounts`: a run's callback events, counted as `RunInfo.callbacks` shows them. */
 export async function callbackCounts(ctx: PgContext, namespace: string, runId: string): Promise<CallbackCounts> {
-  const counts = { pending: 0, delivered: 0, deadLetters: 0 };
   const found = await rowsOf<{ status: string; n: string | number }>(
     ctx.live(),
     sql`SELECT status, count(*) AS n FROM ${ctx.q.events} WHERE run_id = ${runId} AND namespace = ${namespace} GROUP BY status`,
   );
-  for (const { status, n } of found) {
-    if (status === 'delivered') counts.delivered += Number(n);
-    else if (status === 'dead_letter') counts.deadLetters += Number(n);
-    else counts.pending += Number(n);
-  }
-  return counts;
+  return countCallbacks(found);
 }
 
 /** `Store.listRuns`: runs by id after a cursor, optionally of one task and one status. */

@@ -7,6 +7,7 @@ import {
   type ListEventsRequest,
   rowToEvent,
 } from '@docket/core/store';
+import type { SqliteContext } from '../context.js';
 import type { Statements } from './statements.js';
 
 /** Writes an event row if its stored revision is still `current`'s. */
@@ -17,7 +18,7 @@ export function writeEvent(s: Statements, current: CallbackEventRecord, next: Ca
 }
 
 /** Selects due and abandoned callback events of the given tasks and kinds, and writes core's claim for each. */
-export function claimEvents(s: Statements, request: EventSelectRequest): CallbackEventRecord[] {
+function claimInTransaction(s: Statements, request: EventSelectRequest): CallbackEventRecord[] {
   const wanted = (event: CallbackEventRecord) =>
     request.tasks.some(
       (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
@@ -40,7 +41,7 @@ export function claimEvents(s: Statements, request: EventSelectRequest): Callbac
 }
 
 /** Runs core's plan for one event and writes what it returns. */
-export function transactEvent<T>(s: Statements, namespace: string, eventId: string, plan: EventPlan<T>): T {
+function transactInTransaction<T>(s: Statements, namespace: string, eventId: string, plan: EventPlan<T>): T {
   const row = s.selectEvent.get(namespace, eventId);
   const current = row ? rowToEvent(row) : null;
   const { write, value } = plan(current);
@@ -51,7 +52,24 @@ export function transactEvent<T>(s: Statements, namespace: string, eventId: stri
   return value;
 }
 
-/** Lists events in one status by id. */
-export function listEvents(s: Statements, request: ListEventsRequest): CallbackEventRecord[] {
-  return s.listEvents.all(request.namespace, request.status, request.after ?? '', request.limit).map(rowToEvent);
+/** `Store.claimEvents`: due and abandoned events of the wanted tasks and kinds, claimed in the group's transaction. */
+export function claimEvents(ctx: SqliteContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
+  return ctx.write('store.claimEvents', ({ s }) => claimInTransaction(s, request));
+}
+
+/** `Store.transactEvent`. */
+export function transactEvent<T>(
+  ctx: SqliteContext,
+  namespace: string,
+  eventId: string,
+  plan: EventPlan<T>,
+): Promise<T> {
+  return ctx.write('store.transactEvent', ({ s }) => transactInTransaction(s, namespace, eventId, plan));
+}
+
+/** `Store.listEvents`: events in one status by id, after a cursor. */
+export function listEvents(ctx: SqliteContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+  return ctx.read('store.listEvents', ({ s }) =>
+    s.listEvents.all(request.namespace, request.status, request.after ?? '', request.limit).map(rowToEvent),
+  );
 }

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 
 /**
  * Docket's own statements, prepared once per connection. Each is named for the storage verb it serves; every
- * selection that runs on a hot path is served by an index declared in `schema.ts`.
+ * selection that runs on a hot path is served by an index declared in `../schema.ts`.
  */
 export class Statements {
   readonly selectRun: Database.Statement<[string, string], RunRow>;

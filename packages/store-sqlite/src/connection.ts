@@ -1,0 +1,139 @@
+import { DocketError } from '@docket/core';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { Checkpointer } from './checkpointer.js';
+import type { SqliteContext } from './context.js';
+import { storageFailure } from './errors.js';
+import { GroupCommit } from './group-commit.js';
+import { applyMigrations, assertMigrated } from './migrations.js';
+import type { SqliteStoreOptions } from './options.js';
+import { Statements } from './sql/statements.js';
+
+/** WAL pages between automatic checkpoints: fewer checkpoints write each hot page back fewer times (see bench). */
+const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
+/**
+ * Opens, watches and closes one store's connection: reference-counted opens, the pragmas and migrations, the
+ * checkpoint thread, and the `data_version` watcher that tells idle workers another process committed.
+ */
+export class SqliteConnection {
+  private opens = 0;
+  private readonly listeners = new Set<() => void>();
+  private watcher: NodeJS.Timeout | null = null;
+  private checkpointer: Checkpointer | null = null;
+  private lastDataVersion = -1;
+
+  constructor(
+    private readonly ctx: SqliteContext,
+    private readonly options: SqliteStoreOptions,
+  ) {}
+
+  /** `Store.open`: the first call opens (and migrates, unless read-only); later calls count. */
+  async open(): Promise<void> {
+    if (this.opens > 0) {
+      this.opens++;
+      return;
+    }
+    const db = this.connect();
+    try {
+      this.configure(db);
+      this.ctx.open = {
+        db,
+        s: new Statements(db),
+        orm: drizzle({ client: db }),
+        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit')),
+      };
+      // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
+      const checkpointMs = this.options.checkpointMs ?? 200;
+      if (!this.options.readonly && !db.memory && db.name !== '' && checkpointMs > 0) {
+        this.checkpointer = new Checkpointer(db.name, checkpointMs);
+      }
+      this.opens = 1;
+    } catch (error) {
+      this.ctx.open = null;
+      if (this.options.database === undefined) db.close();
+      throw storageFailure(error, 'store.open');
+    }
+  }
+
+  private connect(): Database.Database {
+    const { options } = this;
+    try {
+      return (
+        options.database ??
+        new Database(options.filename as string, options.readonly ? { readonly: true, fileMustExist: true } : {})
+      );
+    } catch (error) {
+      throw new DocketError('CONNECTION_UNAVAILABLE', `cannot open SQLite database: ${(error as Error).message}`, {
+        operation: 'store.open',
+        cause: error,
+      });
+    }
+  }
+
+  private configure(db: Database.Database): void {
+    db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
+    if (this.options.readonly) {
+      assertMigrated(db);
+      return;
+    }
+    if (!db.memory) db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${this.options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    applyMigrations(db);
+  }
+
+  /** `Store.subscribe`: polls `PRAGMA data_version`, which changes when another connection commits. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (this.watcher === null) {
+      this.watcher = setInterval(() => this.checkDataVersion(), this.options.watchMs ?? 5);
+      this.watcher.unref?.();
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0 && this.watcher !== null) {
+        clearInterval(this.watcher);
+        this.watcher = null;
+      }
+    };
+  }
+
+  /** Reading data_version touches only the shared-memory header; a busy or closing connection leaves it to the poll. */
+  private checkDataVersion(): void {
+    const conn = this.ctx.open?.db;
+    if (conn === undefined || !conn.open) return;
+    try {
+      const version = conn.pragma('data_version', { simple: true }) as number;
+      if (version === this.lastDataVersion) return;
+      const first = this.lastDataVersion === -1;
+      this.lastDataVersion = version;
+      if (!first) for (const notify of this.listeners) notify();
+    } catch {
+      // The worker's poll is the fallback.
+    }
+  }
+
+  /** `Store.close`: the last call stops the watcher and the checkpoint thread and closes a connection it opened. */
+  async close(): Promise<void> {
+    if (this.opens === 0) return;
+    if (--this.opens > 0) return;
+    if (this.watcher !== null) clearInterval(this.watcher);
+    this.watcher = null;
+    this.listeners.clear();
+    const thread = this.checkpointer;
+    this.checkpointer = null;
+    await thread?.close();
+    const db = this.ctx.open?.db;
+    this.ctx.open = null;
+    if (this.options.database !== undefined || !db?.open) return;
+    try {
+      db.close();
+    } catch (error) {
+      throw new DocketError('RESOURCE_CLEANUP_FAILED', 'closing the SQLite database failed', {
+        operation: 'store.close',
+        cause: error,
+      });
+    }
+  }
+}

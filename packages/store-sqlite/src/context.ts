@@ -1,0 +1,59 @@
+import { DocketError } from '@docket/core';
+import type Database from 'better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { storageFailure } from './errors.js';
+import type { GroupCommit } from './group-commit.js';
+import type { Statements } from './sql/statements.js';
+
+/** The open connection's parts every verb uses. */
+export interface OpenConnection {
+  db: Database.Database;
+  s: Statements;
+  orm: BetterSQLite3Database;
+  group: GroupCommit;
+}
+
+/** What every verb of one SQLite store shares: the open connection, and how writes and reads are wrapped. */
+export class SqliteContext {
+  /** Set by `open()`, cleared by the last `close()`. */
+  open: OpenConnection | null = null;
+
+  /** The open connection; `CONNECTION_UNAVAILABLE` before `open()`. */
+  live(): OpenConnection {
+    if (this.open === null) {
+      throw new DocketError('CONNECTION_UNAVAILABLE', 'the SQLite store is not open: call queue.ready() first', {
+        operation: 'store',
+      });
+    }
+    return this.open;
+  }
+
+  /**
+   * Runs `work` in the group commit (one `BEGIN IMMEDIATE` transaction shared with the writes of this turn, a
+   * savepoint of its own); a driver error becomes `STORAGE_FAILURE`, an error in `passThrough` is rethrown as it is.
+   */
+  write<T>(
+    operation: string,
+    work: (open: OpenConnection) => T,
+    runId?: string,
+    passThrough?: () => unknown,
+  ): Promise<T> {
+    const open = this.live();
+    return open.group
+      .run(() => work(open))
+      .catch((error) => {
+        if (passThrough !== undefined && error === passThrough()) throw error;
+        throw storageFailure(error, operation, runId);
+      });
+  }
+
+  /** Runs a read at once, outside any transaction; a driver error becomes `STORAGE_FAILURE`. */
+  async read<T>(operation: string, work: (open: OpenConnection) => T, runId?: string): Promise<T> {
+    const open = this.live();
+    try {
+      return work(open);
+    } catch (error) {
+      throw storageFailure(error, operation, runId);
+    }
+  }
+}
