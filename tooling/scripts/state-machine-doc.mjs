@@ -1,7 +1,7 @@
 // Regenerates the transition table section of docs/state-machine.md from @docket/core's TRANSITION_TABLE.
 // Run after `pnpm build`: node tooling/scripts/state-machine-doc.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
-import { TRANSITION_TABLE } from '../../packages/core/dist/index.js';
+import { TRANSITION_TABLE } from '../../packages/core/dist/store/index.js';
 
 const path = new URL('../../docs/state-machine.md', import.meta.url);
 const rows = TRANSITION_TABLE.map(

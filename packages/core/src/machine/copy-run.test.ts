@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runIn } from '../../test/run-fixture.js';
-import { rowToRun, runParams } from '../store/row-codec.js';
+import { rowToRun, runParams } from '../store/run-row.js';
 import { copyRun, RUN_STATUSES } from './run-types.js';
 import { transition } from './state-machine.js';
 

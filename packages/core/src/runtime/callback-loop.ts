@@ -1,6 +1,5 @@
 import { claimEvent, releaseEvent, settleEvent } from '../machine/event-machine.js';
-import { retryDelayMs } from '../machine/retry-policy.js';
-import type { CallbackEventRecord, CallbackKind, CallbackPolicy, RunError } from '../machine/run-types.js';
+import type { CallbackEventRecord, CallbackKind, RunError } from '../machine/run-types.js';
 import { deepFreeze } from '../util/json.js';
 import type { Engine } from './engine.js';
 import type { CallbackContext } from './handlers.js';

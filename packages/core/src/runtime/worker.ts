@@ -4,7 +4,7 @@ import { writeOf } from '../machine/run-write.js';
 import { transition } from '../machine/state-machine.js';
 import type { RunWrite, TaskKey } from '../store/contract.js';
 import type { Engine } from './engine.js';
-import { executePage } from './execution.js';
+import { executePage } from './page-execute.js';
 
 /** The worker loop of one queue: claims due runs into free slots, executes them, and sweeps expired leases. */
 export class WorkerLoop {

@@ -5,6 +5,7 @@
  */
 export { isPlainClaimOf, type PlainClaim, planClaim, qualifiesForPlainClaim } from '../machine/claim-policy.js';
 export { claimEvent, releaseEvent, replayEvent, settleEvent } from '../machine/event-machine.js';
+export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
 export {
   type CallbackEventRecord,
@@ -54,22 +55,17 @@ export {
   UNSETTLED_EVENT_STATUSES,
 } from './contract.js';
 export { definitionConflict } from './definitions.js';
+export { EVENT_COLUMNS, type EventRow, eventParams, rowToEvent } from './event-row.js';
+export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
 export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
 export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
   claimDueAt,
-  EVENT_COLUMNS,
-  type EventRow,
-  eventParams,
-  type HistoryRow,
-  historyParams,
   parseSharedJson,
   RUN_COLUMNS,
   type RunRow,
-  rowToEvent,
-  rowToHistory,
   rowToRun,
   runChanges,
   runColumn,
   runParams,
-} from './row-codec.js';
+} from './run-row.js';

@@ -29,6 +29,7 @@ export {
   waitFor,
   waitForStatus,
 } from './harness.js';
+export { expectSchemaMatchesCodec, type SchemaColumns } from './schema-codec.js';
 
 /** Options of `runStoreConformance`. */
 export interface ConformanceOptions {

@@ -1,5 +1,6 @@
 import {
   isPlainClaimOf,
+  newRun,
   type PlainClaim,
   parseSharedJson,
   type RunRecord,
@@ -210,40 +211,24 @@ function answerColumns(tasks: number, first: number): string {
  */
 function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValues): RunRecord {
   const only = request.tasks[0];
-  const created = row.created_at;
-  return {
+  return newRun({
     runId: row.run_id,
     namespace: request.namespace,
     taskName: row.task_name ?? (only?.name as string),
     taskVersion: row.task_version ?? (only?.version as string),
     definitionHash: shared.definition_hash as string,
-    status: 'pending',
-    reason: 'STARTED',
     query: JSON.parse(row.query),
-    state: null,
-    page: 1,
-    pageFailures: 0,
-    businessFailures: 0,
-    scheduledRetries: 0,
-    recoveries: 0,
-    error: null,
-    revision: 1,
+    inputHash: row.input_hash,
+    idempotencyKey: row.idempotency_key,
     trigger: null,
-    dueAt: created,
+    dueAt: row.created_at,
     deadlineAt: row.deadline_at,
     modelCallLimit: row.model_call_limit,
-    modelCallsUsed: 0,
-    idempotencyKey: row.idempotency_key,
-    inputHash: row.input_hash,
     policy: parseSharedJson(shared.policy as string),
     events: parseSharedJson(shared.events as string),
     recovery: shared.recovery as RunRecord['recovery'],
-    triggerEvent: null,
-    fence: 0,
-    lease: null,
-    createdAt: created,
-    updatedAt: created,
-  };
+    createdAt: row.created_at,
+  });
 }
 
 /** What the plain-claim statement's rows come to: the runs claimed, and the rows left for the ordinary path. */

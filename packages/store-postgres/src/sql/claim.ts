@@ -34,7 +34,7 @@ function candidateQueries(ctx: PgContext, request: SelectRequest, expired: boole
 }
 
 /** Core's plan for each candidate, up to the request's limit. */
-function planCandidates(ctx: PgContext, request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
+function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
   const writes: PendingWrite[] = [];
   for (const row of candidates) {
     if (writes.length >= request.limit) break;
@@ -70,7 +70,7 @@ export async function selectAndApply(ctx: PgContext, request: SelectRequest, exp
           const candidates: RunRow[] = [];
           for (const query of candidateQueries(ctx, ordinary, expired))
             candidates.push(...(await rowsOf<RunRow>(tx, query)));
-          const writes = planCandidates(ctx, ordinary, candidates);
+          const writes = planCandidates(ordinary, candidates);
           await applyLockedWrites(tx, ctx.tables, writes);
           return [...claimed, ...writes.map((w) => w.write.run)];
         })
@@ -155,7 +155,7 @@ async function selectAndPlan(
 ): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null> {
   const selects = candidateQueries(ctx, request, expired).map(preparedCall);
   const selected = await sendParts(send, [...BEGIN, ...selects]);
-  const writes = planCandidates(ctx, request, selected.slice(BEGIN.length).flat() as RunRow[]);
+  const writes = planCandidates(request, selected.slice(BEGIN.length).flat() as RunRow[]);
   if (writes.length === 0) return null;
   const write = preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true }));
   const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(ctx.channel, ns));

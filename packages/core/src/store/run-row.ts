@@ -1,5 +1,5 @@
-/** The row layout both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
-import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/run-types.js';
+/** The run row both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
+import type { RunRecord } from '../machine/run-types.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
 export interface RunRow {
@@ -40,14 +40,21 @@ export interface RunRow {
 }
 
 /** The lease stored in a row's three lease columns, or `null`. */
-function leaseOf(row: { lease_owner: string | null; lease_token: number | null; lease_expires_at: number | null }) {
+/** The lease a row's three lease columns describe, or `null`. */
+export function leaseOf(row: {
+  lease_owner: string | null;
+  lease_token: number | null;
+  lease_expires_at: number | null;
+}) {
   return row.lease_owner === null || row.lease_token === null || row.lease_expires_at === null
     ? null
     : { owner: row.lease_owner, token: Number(row.lease_token), expiresAt: Number(row.lease_expires_at) };
 }
 
-const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
-const parse = <T>(value: string | null): T | null => (value === null ? null : (JSON.parse(value) as T));
+/** A JSON column's text, `null` kept as SQL NULL. */
+export const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+/** A JSON column's value, SQL NULL as `null`. */
+export const parse = <T>(value: string | null): T | null => (value === null ? null : (JSON.parse(value) as T));
 
 /** The claim time a run is indexed under: its due time while claimable, NULL otherwise. */
 export function claimDueAt(run: RunRecord): number | null {
@@ -265,135 +272,6 @@ export function rowToRun(row: RunRow): RunRecord {
   };
 }
 
-/** A `docket_history` row. */
-export interface HistoryRow {
-  run_id: string;
-  seq: number;
-  at: string;
-  from_status: string | null;
-  to_status: string;
-  reason: string;
-  actor: string;
-  detail: string | null;
-}
-
-/** Named parameters for one history row. */
-export function historyParams(runId: string, entry: HistoryEntry): HistoryRow {
-  return {
-    run_id: runId,
-    seq: entry.seq,
-    at: entry.at,
-    from_status: entry.from,
-    to_status: entry.to,
-    reason: entry.reason,
-    actor: entry.actor,
-    detail: entry.detail === undefined ? null : JSON.stringify(entry.detail),
-  };
-}
-
-/** Rebuilds a `HistoryEntry` from its row. */
-export function rowToHistory(row: HistoryRow): HistoryEntry {
-  const entry: HistoryEntry = {
-    seq: row.seq,
-    at: row.at,
-    from: row.from_status as HistoryEntry['from'],
-    to: row.to_status as HistoryEntry['to'],
-    reason: row.reason as HistoryEntry['reason'],
-    actor: row.actor,
-  };
-  if (row.detail !== null) entry.detail = JSON.parse(row.detail);
-  return entry;
-}
-
-/** A `docket_events` row. */
-export interface EventRow {
-  event_id: string;
-  namespace: string;
-  run_id: string;
-  task_name: string;
-  task_version: string;
-  kind: string;
-  batch_id: string;
-  sequence: number;
-  status: string;
-  delivery_attempt: number;
-  replay_generation: number;
-  revision: number;
-  due_at: number;
-  timestamp: string;
-  query: string;
-  state: string | null;
-  error: string | null;
-  last_error: string | null;
-  lease_owner: string | null;
-  lease_token: number | null;
-  lease_expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-  delivered_at: number | null;
-  dead_at: number | null;
-}
-
-/** Rebuilds a `CallbackEventRecord` from its row. */
-export function rowToEvent(row: EventRow): CallbackEventRecord {
-  return {
-    eventId: row.event_id,
-    namespace: row.namespace,
-    runId: row.run_id,
-    taskName: row.task_name,
-    taskVersion: row.task_version,
-    kind: row.kind as CallbackEventRecord['kind'],
-    batchId: row.batch_id,
-    sequence: row.sequence,
-    status: row.status as CallbackEventRecord['status'],
-    deliveryAttempt: row.delivery_attempt,
-    replayGeneration: row.replay_generation,
-    revision: row.revision,
-    dueAt: row.due_at,
-    timestamp: row.timestamp,
-    query: JSON.parse(row.query),
-    state: parse(row.state),
-    error: parse(row.error),
-    lastError: parse(row.last_error),
-    lease: leaseOf(row),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    deliveredAt: row.delivered_at,
-    deadAt: row.dead_at,
-  };
-}
-
-/** Named parameters for one callback event row. */
-export function eventParams(event: CallbackEventRecord): EventRow {
-  return {
-    event_id: event.eventId,
-    namespace: event.namespace,
-    run_id: event.runId,
-    task_name: event.taskName,
-    task_version: event.taskVersion,
-    kind: event.kind,
-    batch_id: event.batchId,
-    sequence: event.sequence,
-    status: event.status,
-    delivery_attempt: event.deliveryAttempt,
-    replay_generation: event.replayGeneration,
-    revision: event.revision,
-    due_at: event.dueAt,
-    timestamp: event.timestamp,
-    query: JSON.stringify(event.query),
-    state: json(event.state),
-    error: json(event.error),
-    last_error: json(event.lastError),
-    lease_owner: event.lease?.owner ?? null,
-    lease_token: event.lease?.token ?? null,
-    lease_expires_at: event.lease?.expiresAt ?? null,
-    created_at: event.createdAt,
-    updated_at: event.updatedAt,
-    delivered_at: event.deliveredAt,
-    dead_at: event.deadAt,
-  };
-}
-
 /** The columns of a run row, in table order. */
 export const RUN_COLUMNS = [
   'run_id',
@@ -430,33 +308,4 @@ export const RUN_COLUMNS = [
   'lease_expires_at',
   'created_at',
   'updated_at',
-] as const;
-
-/** The columns of a callback event row, in table order. */
-export const EVENT_COLUMNS = [
-  'event_id',
-  'namespace',
-  'run_id',
-  'task_name',
-  'task_version',
-  'kind',
-  'batch_id',
-  'sequence',
-  'status',
-  'delivery_attempt',
-  'replay_generation',
-  'revision',
-  'due_at',
-  'timestamp',
-  'query',
-  'state',
-  'error',
-  'last_error',
-  'lease_owner',
-  'lease_token',
-  'lease_expires_at',
-  'created_at',
-  'updated_at',
-  'delivered_at',
-  'dead_at',
 ] as const;

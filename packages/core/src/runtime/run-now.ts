@@ -1,0 +1,154 @@
+import { planClaim } from '../machine/claim-policy.js';
+import { isTerminal, type RunInfo, type RunRecord } from '../machine/run-types.js';
+import type { RunWrite } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import type { Engine, RegisteredTask } from './engine.js';
+import { executePage } from './page-execute.js';
+import { settle } from './settle.js';
+import type { WorkerLoop } from './worker.js';
+
+/** Options of `task.run`. */
+export interface RunOptions {
+  signal?: AbortSignal;
+  waitMs?: number;
+}
+
+/** Queue-level guards the task API calls before each operation. */
+export interface QueueGuards {
+  assertUsable(operation: string): void;
+  mode(): 'all' | 'producer' | 'consumer';
+}
+
+/** What one task's operations share: the engine, the registered definition, the queue's guards and its readers. */
+export interface TaskScope<Q, S> {
+  engine: Engine;
+  registered: RegisteredTask;
+  guards: QueueGuards;
+  workers: () => WorkerLoop | null;
+  /** Reads a run of this task (`TASK_IDENTITY_MISMATCH` for another task's). */
+  load(runId: string, operation: string): Promise<RunRecord | null>;
+  /** The run's `RunInfo`, with its callback counts. */
+  info(run: RunRecord): Promise<RunInfo<Q, S>>;
+}
+
+/**
+ * `task.run`: executes the run in this process now. Waits up to `waitMs` for it to be claimable, claims it (one of
+ * several callers wins), executes pages until it is terminal, blocked, waiting or paused, and answers its RunInfo.
+ */
+export async function runNow<Q, S>(
+  scope: TaskScope<Q, S>,
+  runId: string,
+  options: RunOptions = {},
+): Promise<RunInfo<Q, S> | null> {
+  const { engine, registered, guards, workers, load, info } = scope;
+  const { namespace, store } = engine;
+  const operation = 'task.run';
+  guards.assertUsable(operation);
+  if (guards.mode() === 'producer') {
+    throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'a producer queue cannot execute runs', { operation });
+  }
+  if (options === null || typeof options !== 'object') {
+    throw new DocketError('CONFIG_INVALID', 'task.run options must be an object', { operation });
+  }
+  const waitMs = options.waitMs ?? 0;
+  if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 3_600_000) {
+    throw new DocketError('CONFIG_INVALID', 'waitMs must be an integer in 0..3600000', {
+      operation,
+      details: { path: 'waitMs' },
+    });
+  }
+  const signal = options.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new DocketError('CONFIG_INVALID', 'signal must be an AbortSignal', {
+      operation,
+      details: { path: 'signal' },
+    });
+  }
+  if (!registered.handlers) throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'task has no handlers', { operation });
+  const windowEnd = Date.now() + waitMs;
+  const { pollMs, leaseMs } = engine.options.protocol;
+  for (;;) {
+    let current = await load(runId, operation);
+    if (!current) return null;
+    if (isTerminal(current.status) || current.status === 'paused' || current.status === 'pausing') return info(current);
+    if (signal?.aborted) {
+      current =
+        (await settle(engine, runId, { type: 'cancel', actor: 'producer', reason: 'CALLER_CANCELLED' })) ?? current;
+      engine.stopLocal(runId, 'cancelled');
+      return info(current);
+    }
+    if (current.status === 'running' && current.lease !== null && current.lease.expiresAt <= engine.now()) {
+      // Its worker died: recover it here rather than wait for a sweep (a restarted one-shot consumer relies on it).
+      await settle(engine, runId, {
+        type: 'lease_expired',
+        actor: engine.workerActor,
+        recoveryLimit: engine.options.protocol.recoveryLimit,
+      });
+      continue;
+    }
+    if (current.status === 'running') return info(current);
+    const now = engine.now();
+    const claimable =
+      current.status === 'pending' ||
+      current.status === 'blocked' ||
+      (current.dueAt !== null && current.dueAt <= now && current.status !== 'waiting') ||
+      (current.status === 'waiting' &&
+        current.trigger !== null &&
+        'at' in current.trigger &&
+        current.dueAt !== null &&
+        current.dueAt <= now);
+    if (claimable) {
+      const write = await store.transact<RunWrite | null>(
+        namespace,
+        runId,
+        (_tx, latest) => {
+          if (latest === null) return { write: null, value: null };
+          const w = planClaim(latest, engine.workerActor, leaseMs, engine.now(), true);
+          return { write: w, value: w };
+        },
+        { pure: true },
+      );
+      engine.written(write);
+      if (write === null || write.run.status !== 'running') {
+        if (write === null) {
+          const latest = await load(runId, operation);
+          if (!latest) return null;
+          if (latest.status === 'running' || isTerminal(latest.status)) return info(latest);
+        }
+        continue;
+      }
+      const pageRun = execute(write.run);
+      await pageRun;
+      const after = await load(runId, operation);
+      if (!after) return null;
+      if (after.status === 'blocked' || after.status === 'waiting') return info(after);
+      continue;
+    }
+    // Not claimable yet: wait within the window for the trigger time, an event or the retry's due time.
+    const remaining = windowEnd - Date.now();
+    if (remaining <= 0) return info(current);
+    const untilDue = current.dueAt === null ? pollMs : Math.max(1, current.dueAt - engine.now());
+    const aborted = await sleepCancellable(Math.min(pollMs, untilDue, remaining), signal);
+    if (aborted) continue;
+  }
+
+  function execute(claimed: RunRecord): Promise<void> {
+    const promise = executePage(engine, registered, claimed, signal);
+    return workers()?.track(promise) ?? promise;
+  }
+}
+
+function sleepCancellable(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(true);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(false);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
