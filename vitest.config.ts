@@ -20,6 +20,12 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    // Type tests (*.test-d.ts): the public API's types as users see them, checked by tsc within `pnpm test`.
+    typecheck: {
+      enabled: true,
+      include: ['packages/*/test/**/*.test-d.ts'],
+      tsconfig: './tsconfig.typetests.json',
+    },
     globalSetup: ['./tooling/config/vitest-global-setup.ts'],
     reporters: ['default', new PlainCountReporter()],
     testTimeout: 30_000,
