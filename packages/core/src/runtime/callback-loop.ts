@@ -4,6 +4,7 @@ import { deepFreeze } from '../util/json.js';
 import type { Engine } from './engine.js';
 import type { CallbackContext } from './handlers.js';
 import { emitTelemetry } from './telemetry.js';
+import { Waker } from './waker.js';
 
 const HANDLER_OF: Record<CallbackKind, 'onSuccess' | 'onFailure' | 'onBatchSettled'> = {
   success: 'onSuccess',
@@ -16,8 +17,7 @@ export class CallbackLoop {
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
   private readonly inflight = new Map<string, { controller: AbortController; token: number; done: Promise<void> }>();
-  private wakeResolve: (() => void) | null = null;
-  private woken = false;
+  private readonly waker = new Waker();
   /** The last storage error the loop met, for `health()`. */
   lastError: unknown = null;
 
@@ -41,10 +41,7 @@ export class CallbackLoop {
 
   /** Wakes the loop (new events were written in this process). */
   wake(): void {
-    this.woken = true;
-    const resolve = this.wakeResolve;
-    this.wakeResolve = null;
-    resolve?.();
+    this.waker.wake();
   }
 
   /** Starts delivering, when some task of this queue has a callback handler. */
@@ -74,22 +71,6 @@ export class CallbackLoop {
     return count;
   }
 
-  private async sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return;
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wakeResolve = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeResolve = null;
-    this.woken = false;
-  }
-
   private async loop(): Promise<void> {
     const { engine } = this;
     const tasks = this.tasks();
@@ -116,9 +97,9 @@ export class CallbackLoop {
       }
       if (!this.running) break;
       if (claimed > 0 && claimed === free) {
-        await this.sleep(engine.options.protocol.pollMs);
+        await this.waker.sleep(engine.options.protocol.pollMs);
       } else if (claimed === 0) {
-        await this.sleep(engine.options.protocol.pollMs);
+        await this.waker.sleep(engine.options.protocol.pollMs);
       }
     }
   }

@@ -7,6 +7,7 @@ import type { ResolvedQueueOptions } from './config.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { TaskHandlers } from './handlers.js';
 import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
+import { Waker } from './waker.js';
 
 /** A task registered in a queue: its resolved definition and, outside producer mode, its handlers. */
 export interface RegisteredTask {
@@ -34,8 +35,7 @@ export class Engine {
   /** Pages in flight in this process, by run id (a `KeyTable`: thousands come and go every second). */
   readonly inflight = new KeyTable<InFlight>();
   readonly tasks = new Map<string, RegisteredTask>();
-  private wakeResolve: (() => void) | null = null;
-  private woken = false;
+  private readonly waker = new Waker();
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
   /** Set by the worker loop while every slot is taken: the next freed slot wakes it. */
@@ -62,10 +62,7 @@ export class Engine {
 
   /** Wakes the worker loop now (a run was started or a slot freed in this process). */
   wake(): void {
-    this.woken = true;
-    const resolve = this.wakeResolve;
-    this.wakeResolve = null;
-    resolve?.();
+    this.waker.wake();
   }
 
   /** A page of this process settled: wakes the worker loop if it is waiting for a free slot. */
@@ -91,22 +88,8 @@ export class Engine {
   }
 
   /** Sleeps until `wake()` or `ms` passes. */
-  async sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return;
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.wakeResolve = null;
-        resolve();
-      }, ms);
-      this.wakeResolve = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.woken = false;
+  sleep(ms: number): Promise<void> {
+    return this.waker.sleep(ms);
   }
 
   /** Set by the queue: wakes the callback loop when this process wrote callback events. */

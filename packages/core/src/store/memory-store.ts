@@ -107,16 +107,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const candidates = [...runs.values()]
       .filter((run) => run.namespace === request.namespace && match(run))
       .sort((a, b) => order(a) - order(b) || a.createdAt - b.createdAt);
-    const written: RunRecord[] = [];
-    for (const run of candidates) {
-      if (written.length >= request.limit) break;
-      const write = request.plan(clone(run));
-      if (write === null) continue;
+    return planEach(candidates, request.limit, request.plan, (run, write) => {
       checkWrite(run, write);
       applyWrite(write);
-      written.push(clone(write.run));
-    }
-    return written;
+      return clone(write.run);
+    });
   }
 
   const raw: MemoryStoreRaw = {
@@ -261,15 +256,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
             return due || abandoned;
           })
           .sort((a, b) => a.dueAt - b.dueAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
-        const written: CallbackEventRecord[] = [];
-        for (const event of candidates) {
-          if (written.length >= request.limit) break;
-          const next = request.plan(clone(event));
-          if (next === null) continue;
+        const written = planEach(candidates, request.limit, request.plan, (event, next) => {
           checkEventWrite(event, next);
           events.set(key(event.namespace, event.eventId), clone(next));
-          written.push(clone(next));
-        }
+          return clone(next);
+        });
         return written;
       }),
 
@@ -370,4 +361,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return earliest;
     },
   };
+}
+
+/**
+ * Hands a copy of each candidate to core's `plan` until `limit` of them were written: `apply` writes a planned
+ * candidate and answers what the store returns for it.
+ */
+function planEach<T, W, R>(
+  candidates: readonly T[],
+  limit: number,
+  plan: (candidate: T) => W | null,
+  apply: (candidate: T, write: W) => R,
+): R[] {
+  const written: R[] = [];
+  for (const candidate of candidates) {
+    if (written.length >= limit) break;
+    const write = plan(clone(candidate));
+    if (write !== null) written.push(apply(candidate, write));
+  }
+  return written;
 }

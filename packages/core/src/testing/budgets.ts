@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { ModelProvider } from '../runtime/model.js';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { describeArea, type HarnessFactory, waitForStatus } from './harness.js';
 
 /** A provider that answers at once and counts what it was sent. */
 function countingProvider(): ModelProvider & { calls: number } {
@@ -16,25 +16,21 @@ function countingProvider(): ModelProvider & { calls: number } {
 
 /** Model-call budgets: reserved durably before the call, exhausted ends the run with nothing sent. */
 export function budgetsSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('budgets', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('budgets', factory, (area) => {
     async function run(limit: number, calls: number) {
-      h = await factory();
+      await area.harness();
       const provider = countingProvider();
-      const opened = await openQueue(
-        h.store,
+      const opened = await area.open(
+        area.h.store,
         { name: 'budget', version: '1', limits: { modelCalls: limit } },
         {
           async execute(ctx) {
             for (let i = 0; i < calls; i++)
               await ctx.callModel(provider, { messages: [{ role: 'user', content: 'hi' }] });
-            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+            return ctx.end({ effect: (tx) => area.h.writeAppRow(tx, ctx.runId) });
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       return { provider, task: opened.task, runId };
     }
@@ -45,7 +41,7 @@ export function budgetsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(info.reason).toBe('MODEL_CALL_BUDGET');
       expect(info.limits.modelCalls).toEqual({ limit: 0, used: 0 });
       expect(provider.calls).toBe(0);
-      expect(await h.countAppRows(runId)).toBe(0);
+      expect(await area.h.countAppRows(runId)).toBe(0);
     });
 
     it('counts reserved calls without changing the revision, and stops at the limit', async () => {
@@ -61,7 +57,7 @@ export function budgetsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const info = await waitForStatus(task, runId, 'success');
       expect(provider.calls).toBe(2);
       expect(info.limits.modelCalls.used).toBe(2);
-      expect(await h.countAppRows(runId)).toBe(1);
+      expect(await area.h.countAppRows(runId)).toBe(1);
     });
   });
 }

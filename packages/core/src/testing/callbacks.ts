@@ -1,28 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { CallbackContext } from '../runtime/handlers.js';
 import type { TelemetryEvent } from '../runtime/telemetry.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { describeArea, type HarnessFactory, waitFor, waitForStatus } from './harness.js';
 
 /** Callback delivery: retries, counts, dead letters, replay, telemetry. */
 export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('callbacks', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('callbacks', factory, (area) => {
     const fast = { defaults: { callbackPolicy: { attempts: 3, backoff: { baseMs: 1, maxMs: 5 } } } };
 
     it('delivers a callback that fails twice then succeeds three times, counted once as delivered', async () => {
-      h = await factory();
+      const h = await area.harness();
       const deliveries: CallbackContext<unknown, unknown>[] = [];
       const telemetry: TelemetryEvent[] = [];
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'notify', version: '1', events: ['success'] },
         {
@@ -34,7 +24,6 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { ...fast, telemetry: { sink: (event) => telemetry.push(event) } },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: { n: 1 } });
       await waitForStatus(opened.task, runId, 'success');
       const info = await waitFor(async () => {
@@ -60,10 +49,10 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('dead-letters a callback that always fails after its attempts, and replays it with replayGeneration 1', async () => {
-      h = await factory();
+      const h = await area.harness();
       let fail = true;
       const generations: number[] = [];
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'broken', version: '1', events: ['failure'], policy: { attempts: 1 } },
         {
@@ -77,7 +66,6 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         fast,
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'failed');
       await waitFor(async () => (await opened.task.get(runId))?.callbacks.deadLetters === 1, 'a dead letter');
@@ -104,9 +92,9 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('emits a batchSettled event per committed page', async () => {
-      h = await factory();
+      const h = await area.harness();
       const sequences: number[] = [];
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'pages', version: '1', events: ['batchSettled'] },
         {
@@ -117,7 +105,6 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         fast,
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 3, 'three deliveries');
       expect(sequences.sort()).toEqual([1, 2, 3]);

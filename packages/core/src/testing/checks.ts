@@ -1,24 +1,14 @@
-import { describe, expect, it } from 'vitest';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, waitFor, waitForStatus } from './harness.js';
 
 /** Business checks at claim and at commit, and re-checking a blocked run with task.run. */
 export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('business checks', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('business checks', factory, (area) => {
     it('blocks a run whose check fails at claim, before any work (BUSINESS_STATE)', async () => {
-      h = await factory();
+      const h = await area.harness();
       let executed = 0;
       let ready = false;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'gated', version: '1' },
         {
@@ -30,7 +20,6 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const blocked = await waitForStatus(opened.task, runId, 'blocked');
       expect(blocked.reason).toBe('BUSINESS_STATE');
@@ -48,9 +37,9 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('blocks at commit when the business state changed during the page (BUSINESS_CHANGED), writing no effect', async () => {
-      h = await factory();
+      const h = await area.harness();
       let changed = false;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'changed', version: '1' },
         {
@@ -62,7 +51,6 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'blocked');
       expect(info.reason).toBe('BUSINESS_CHANGED');
@@ -71,8 +59,8 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('leaves a blocked run blocked when task.run re-checks and the check still fails', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'still', version: '1' },
         {
@@ -80,7 +68,6 @@ export function checksSuite<Tx>(factory: HarnessFactory<Tx>): void {
           execute: (ctx) => ctx.end(),
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'blocked');
       const again = await opened.task.run(runId);

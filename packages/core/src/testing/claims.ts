@@ -1,27 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { planClaim } from '../machine/claim-policy.js';
 import { iso } from '../machine/run-types.js';
 import type { TaskHandlers } from '../runtime/handlers.js';
 import type { RunWrite, SelectRequest, TaskKey } from '../store/contract.js';
 import type { Json } from '../util/json.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  sleep,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { describeArea, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Claims: one executor per run under contention, concurrency slots, immediate wake-up, task filtering. */
 export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('claims', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('claims', factory, (area) => {
     it('executes each run exactly once when two workers race for the same runs', async () => {
-      h = await factory();
+      const h = await area.harness();
       const executions = new Map<string, number>();
       const handlers: TaskHandlers<Json, Json, Tx> = {
         execute(ctx) {
@@ -29,18 +18,16 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           return ctx.end({ effect: (tx: Tx) => h.writeAppRow(tx, ctx.runId) });
         },
       };
-      const producer = await openQueue(h.store, { name: 'race', version: '1' }, undefined, {
+      const producer = await area.open(h.store, { name: 'race', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(producer.queue);
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) ids.push((await producer.task.start({ query: i })).runId);
       for (const workerId of ['a', 'b']) {
         const store = workerId === 'a' ? h.store : h.secondStore();
-        const w = await openQueue(store, { name: 'race', version: '1' }, handlers, {
+        await area.open(store, { name: 'race', version: '1' }, handlers, {
           runtime: { mode: 'consumer', workerId, concurrency: 3 },
         });
-        queues.push(w.queue);
       }
       for (const id of ids) await waitForStatus(producer.task, id, 'success');
       for (const id of ids) {
@@ -50,7 +37,7 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('never runs more pages at once than runtime.concurrency', async () => {
-      h = await factory();
+      const h = await area.harness();
       let running = 0;
       let peak = 0;
       const { queue, task } = await openQueue(
@@ -67,21 +54,21 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { runtime: { concurrency: 2 } },
       );
-      queues.push(queue);
+      area.track(queue);
       const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => task.start({ query: i })));
       for (const { runId } of ids) await waitForStatus(task, runId, 'success');
       expect(peak).toBe(2);
     });
 
     it('wakes its workers at once when a run is started in the same process', async () => {
-      h = await factory();
+      const h = await area.harness();
       const { queue, task } = await openQueue(
         h.store,
         { name: 'wake', version: '1' },
         { execute: (ctx) => ctx.end() },
         { protocol: { pollMs: 3_600_000 } },
       );
-      queues.push(queue);
+      area.track(queue);
       await sleep(20);
       const { runId } = await task.start({ query: null });
       // The poll interval is an hour: only the in-process wake-up can make this finish.
@@ -89,14 +76,12 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('does not claim runs of tasks this worker does not define', async () => {
-      h = await factory();
-      const producer = await openQueue(h.store, { name: 'other', version: '1' }, undefined, {
+      const h = await area.harness();
+      const producer = await area.open(h.store, { name: 'other', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(producer.queue);
       const { runId } = await producer.task.start({ query: 1 });
-      const worker = await openQueue(h.secondStore(), { name: 'mine', version: '1' }, { execute: (ctx) => ctx.end() });
-      queues.push(worker.queue);
+      await area.open(h.secondStore(), { name: 'mine', version: '1' }, { execute: (ctx) => ctx.end() });
       await sleep(80);
       expect((await producer.task.get(runId))?.status).toBe('pending');
       await waitFor(async () => (await h.raw.run(runId))?.status === 'pending', 'run still pending');
@@ -121,11 +106,11 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     }
 
     it("stores exactly core's plan for each run it claims, plain claims and the runs past a deadline or trigger alike", async () => {
-      h = await factory();
+      const h = await area.harness();
       const { queue, task } = await openQueue(h.store, { name: 'exact', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(queue);
+      area.track(queue);
       const soon = new Date(Date.now() + 30);
       const late = await task.start({ query: 'late', limits: { deadlineAt: soon } });
       const timed = await task.start({ query: 'timed', trigger: { at: soon } });
@@ -154,12 +139,12 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('claims at most `limit` runs across several tasks, the earliest due first, and leaves the rest as they were', async () => {
-      h = await factory();
+      const h = await area.harness();
       const a = await openQueue(h.store, { name: 'first', version: '1' }, undefined, { runtime: { mode: 'producer' } });
       const b = await openQueue(h.store, { name: 'second', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(a.queue, b.queue);
+      area.track(a.queue, b.queue);
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) {
         ids.push((await (i % 2 === 0 ? a : b).task.start({ query: i })).runId);
@@ -178,14 +163,14 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('answers the earliest time a run of the given tasks becomes claimable, and null when none will', async () => {
-      h = await factory();
+      const h = await area.harness();
       const now = Date.now();
       const producer = (name: string) =>
         openQueue(h.store, { name, version: '1' }, undefined, { runtime: { mode: 'producer' } });
       const late = await producer('late');
       const soon = await producer('soon');
       const done = await producer('done');
-      queues.push(late.queue, soon.queue, done.queue);
+      area.track(late.queue, soon.queue, done.queue);
       await late.task.start({ query: 1, trigger: { at: new Date(now + 60_000) } });
       await soon.task.start({ query: 2, trigger: { at: new Date(now + 30_000) } });
       await soon.task.start({ query: 3, trigger: { at: new Date(now + 45_000) } });

@@ -1,24 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  manualClock,
-  openQueue,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
 
 /** Deadlines: in flight the signal aborts; a commit after the deadline is refused. */
 export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('deadlines', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('deadlines', factory, (area) => {
     it('aborts the page in flight at the deadline and cancels the run (DEADLINE)', async () => {
-      h = await factory();
+      const h = await area.harness();
       let aborted = false;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'slow', version: '1', limits: { deadlineMs: 80 } },
         {
@@ -29,7 +18,6 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');
@@ -39,9 +27,9 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('refuses a commit that arrives after the deadline, writing no effect', async () => {
-      h = await factory();
+      const h = await area.harness();
       const clock = manualClock();
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'late', version: '1' },
         {
@@ -52,7 +40,6 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { clock },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, limits: { deadlineAt: new Date(clock.now() + 5_000) } });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { RunRecord } from '../machine/run-types.js';
 import type { Store, TransactPlan } from '../store/contract.js';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { describeArea, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** A pure plan that counts one model call (a write without history) and answers the count it saw. */
 const countCall: TransactPlan<number | null> = (_tx, current) =>
@@ -14,20 +14,17 @@ const countCall: TransactPlan<number | null> = (_tx, current) =>
 
 /** Pure plans (`transact(..., { pure: true })`), which a store may group into one transaction. */
 export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('pure transactions', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('pure transactions', factory, (area) => {
     async function producer(store: Store<Tx>) {
       const opened = await openQueue<Tx>(store, { name: 'grouped', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
+      area.track(opened.queue);
       return opened.task;
     }
 
     it('applies concurrent pure plans on one run one after another, each on the row the last one left', async () => {
-      h = await factory();
+      const h = await area.harness();
       const task = await producer(h.store);
       const { runId } = await task.start({ query: null });
       const seen = await Promise.all(
@@ -40,7 +37,7 @@ export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('rejects only the call whose plan throws; the others in the same turn commit', async () => {
-      h = await factory();
+      const h = await area.harness();
       const task = await producer(h.store);
       const a = (await task.start({ query: 'a' })).runId;
       const b = (await task.start({ query: 'b' })).runId;
@@ -62,7 +59,7 @@ export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('decides a run this store holds on its current row after another connection changed it', async () => {
-      h = await factory();
+      const h = await area.harness();
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
@@ -77,7 +74,7 @@ export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(worker.queue);
+      area.track(worker.queue);
       const second = h.secondStore();
       const other = await producer(second);
       try {

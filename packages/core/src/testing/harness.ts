@@ -1,4 +1,4 @@
-import { afterEach } from 'vitest';
+import { afterEach, describe } from 'vitest';
 import type { RunStatus } from '../machine/run-types.js';
 import type { Clock } from '../runtime/config.js';
 import type { TaskDefinition } from '../runtime/definition.js';
@@ -15,6 +15,7 @@ export interface ConformanceHarness<Tx = unknown> {
   /** Another store object on the same data (a second connection); the same object where there is only one. */
   secondStore(): Store<Tx>;
   /** Writes one application row with `key` inside an effect's transaction (a store with async transactions may return a promise, which the effect returns). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: an effect may return nothing (void) or a promise.
   writeAppRow(tx: Tx, key: string): void | PromiseLike<unknown>;
   /** Counts the application rows with `key`, read directly from the database. */
   countAppRows(key: string): Promise<number>;
@@ -125,4 +126,50 @@ export function closeAfterEach<Tx>(current: () => ConformanceHarness<Tx> | undef
     await current()?.cleanup();
   });
   return queues;
+}
+
+/** What the tests of one conformance area share: a fresh harness per test, and the queues closed after it. */
+export interface Area<Tx> {
+  /** Makes this test's harness; it is cleaned up after the test, once its queues are closed. */
+  harness(): Promise<ConformanceHarness<Tx>>;
+  /** Closes these queues after this test. */
+  track(...queues: Queue<Tx>[]): void;
+  /** `openQueue`, with the queue closed after this test. */
+  open<Q = Json, S = Json>(
+    store: Store<Tx>,
+    definition: TaskDefinition,
+    handlers: TaskHandlers<Q, S, Tx> | undefined,
+    options?: TestQueueOptions,
+  ): Promise<{ queue: Queue<Tx>; task: BatchTask<Q, S> }>;
+  /** The queues this test opened or tracked, in order. */
+  readonly queues: readonly Queue<Tx>[];
+  /** This test's harness, made by `harness()`. */
+  readonly h: ConformanceHarness<Tx>;
+}
+
+/** Declares one area of the conformance suite: a `describe` whose tests get `area` (see `Area`). */
+export function describeArea<Tx>(title: string, factory: HarnessFactory<Tx>, body: (area: Area<Tx>) => void): void {
+  describe(title, () => {
+    let current: ConformanceHarness<Tx> | undefined;
+    const queues = closeAfterEach<Tx>(() => current);
+    body({
+      async harness() {
+        current = await factory();
+        return current;
+      },
+      track: (...opened) => {
+        queues.push(...opened);
+      },
+      async open(store, definition, handlers, options) {
+        const opened = await openQueue(store, definition, handlers, options);
+        queues.push(opened.queue);
+        return opened;
+      },
+      queues,
+      get h() {
+        if (current === undefined) throw new Error('call area.harness() first');
+        return current;
+      },
+    });
+  });
 }

@@ -1,15 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** History and reads: one entry per transition, revision equal to the entry count, reads from a second connection. */
 export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('history and reads', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('history and reads', factory, (area) => {
     it('writes one ordered entry per transition and the revision equals the entry count', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'hist', version: '1', policy: { attempts: 2 } },
         {
@@ -21,7 +18,6 @@ export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { runtime: { workerId: 'w1' } },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: { a: 1 } });
       const info = await waitForStatus(opened.task, runId, 'success');
       const history = await opened.task.history(runId);
@@ -36,13 +32,12 @@ export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('lets a second connection read runs and history while a worker writes', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'reader', version: '1' },
         { execute: (ctx) => (ctx.page < 3 ? ctx.next({ page: ctx.page }) : ctx.end()) },
       );
-      queues.push(opened.queue);
       const { queue: reader, task: readTask } = await openQueue(
         h.secondStore(),
         { name: 'reader', version: '1' },
@@ -51,7 +46,7 @@ export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
           runtime: { mode: 'producer' },
         },
       );
-      queues.push(reader);
+      area.track(reader);
       const { runId } = await opened.task.start({ query: null });
       const seen = new Set<string>();
       for (;;) {
@@ -67,23 +62,21 @@ export function historySuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('returns null and [] for a run that does not exist', async () => {
-      h = await factory();
-      const opened = await openQueue(h.store, { name: 'missing', version: '1' }, undefined, {
+      const h = await area.harness();
+      const opened = await area.open(h.store, { name: 'missing', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
       expect(await opened.task.get('f'.repeat(32))).toBeNull();
       expect(await opened.task.history('f'.repeat(32))).toEqual([]);
     });
 
     it('writes callback event rows in the settle transaction for each declared kind', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'events', version: '1', events: ['success', 'batchSettled'] },
         { execute: (ctx) => (ctx.page < 2 ? ctx.next() : ctx.end()) },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'success');
       // Two settled pages and one success, none delivered yet by this queue.

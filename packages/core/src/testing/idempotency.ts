@@ -1,19 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { isDocketError } from '../util/errors.js';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue } from './harness.js';
+import { describeArea, type HarnessFactory, openQueue } from './harness.js';
 
 /** Idempotency keys: one run per key and input, conflicts refused, nothing written twice. */
 export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('idempotency', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('idempotency', factory, (area) => {
     async function setup() {
-      h = await factory();
-      const opened = await openQueue<Tx, { n: number }>(h.store, { name: 'idem', version: '1' }, undefined, {
+      await area.harness();
+      const opened = await openQueue<Tx, { n: number }>(area.h.store, { name: 'idem', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
+      area.track(opened.queue);
       return opened.task;
     }
 
@@ -23,7 +20,7 @@ export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
       const second = await task.start({ query: { n: 1 }, idempotencyKey: 'k1' });
       expect(first.created).toBe(true);
       expect(second).toEqual({ runId: first.runId, created: false });
-      expect(await h.raw.historyCount(first.runId)).toBe(1);
+      expect(await area.h.raw.historyCount(first.runId)).toBe(1);
     });
 
     it('refuses the same key with another query, trigger or limits, and writes nothing', async () => {
@@ -40,7 +37,7 @@ export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
         expect((error as { runId?: string }).runId).toBe(first.runId);
         expect((error as { idempotencyKey?: string }).idempotencyKey).toBe('k2');
       }
-      expect(await h.raw.run(first.runId)).toMatchObject({ status: 'pending', revision: 1 });
+      expect(await area.h.raw.run(first.runId)).toMatchObject({ status: 'pending', revision: 1 });
     });
 
     it('creates exactly one run when many starts with one key race', async () => {
@@ -59,9 +56,9 @@ export function idempotencySuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(a.runId).not.toBe(b.runId);
       expect(a.created && b.created).toBe(true);
       // Nothing is ever compared with a keyless run's input, so it stores no hash; a keyed run stores SHA-256 hex.
-      expect((await h.store.getRun('default', a.runId))?.inputHash).toBe('');
+      expect((await area.h.store.getRun('default', a.runId))?.inputHash).toBe('');
       const keyed = await task.start({ query: { n: 1 }, idempotencyKey: 'hashed' });
-      expect((await h.store.getRun('default', keyed.runId))?.inputHash).toMatch(/^[0-9a-f]{64}$/);
+      expect((await area.h.store.getRun('default', keyed.runId))?.inputHash).toMatch(/^[0-9a-f]{64}$/);
     });
 
     it('canonicalises the query: key order does not make another input', async () => {

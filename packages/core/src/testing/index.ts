@@ -29,7 +29,7 @@ export {
   waitFor,
   waitForStatus,
 } from './harness.js';
-export { expectSchemaMatchesCodec, type SchemaColumns } from './schema-codec.js';
+export { expectSchemaMatchesCodec, type SchemaColumns, schemaCodecSuite } from './schema-codec.js';
 
 /** Options of `runStoreConformance`. */
 export interface ConformanceOptions {

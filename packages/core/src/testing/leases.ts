@@ -1,26 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { planClaim } from '../machine/claim-policy.js';
 import { transition } from '../machine/state-machine.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  manualClock,
-  openQueue,
-  sleep,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Leases: fencing tokens, heartbeats, recovery of expired leases (automatic, manual, limit). */
 export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('leases and recovery', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
+  describeArea('leases and recovery', factory, (area) => {
+    /** A fresh harness, a producer of the `lease` task on a manual clock, and one run started. */
+    async function startLeaseRun() {
+      await area.harness();
+      const clock = manualClock();
+      const producer = await area.open(area.h.store, { name: 'lease', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      const { runId } = await producer.task.start({ query: null });
+      return { clock, producer, runId };
+    }
 
     /** Claims a run as a worker that then dies: nobody executes it or renews its lease. */
     async function claimAsDeadWorker(runId: string, now: number) {
-      const claimed = await h.store.claimDue({
+      const claimed = await area.h.store.claimDue({
         namespace: 'default',
         tasks: [{ name: 'lease', version: '1' }],
         limit: 10,
@@ -33,7 +33,7 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
 
     /** Runs the recovery sweep once at `now`, as a worker's loop would. */
     function sweep(now: number, recoveryLimit: number) {
-      return h.store.recoverExpired({
+      return area.h.store.recoverExpired({
         namespace: 'default',
         limit: 10,
         now,
@@ -46,37 +46,29 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
 
     /** What the store's current row says to a commit by the dead worker holding fencing token 1 (nothing is written). */
     function staleCommitVerdict(runId: string, now: number) {
-      return h.store.transact('default', runId, (_tx, current) => {
+      return area.h.store.transact('default', runId, (_tx, current) => {
         const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, now);
         return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
       });
     }
 
     it('recovers an expired lease, refuses the old holder commit, and finishes the run', async () => {
-      h = await factory();
-      const clock = manualClock();
-      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
-        runtime: { mode: 'producer' },
-        clock,
-      });
-      queues.push(producer.queue);
-      const { runId } = await producer.task.start({ query: null });
+      const { clock, producer, runId } = await startLeaseRun();
       const dead = await claimAsDeadWorker(runId, clock.now());
       expect(dead.lease).toMatchObject({ owner: 'worker:dead', token: 1 });
       clock.advance(3001);
       let executed = 0;
-      const worker = await openQueue(
-        h.secondStore(),
+      await area.open(
+        area.h.secondStore(),
         { name: 'lease', version: '1' },
         {
           execute(ctx) {
             executed++;
-            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+            return ctx.end({ effect: (tx) => area.h.writeAppRow(tx, ctx.runId) });
           },
         },
         { protocol: { leaseMs: 3000, heartbeatMs: 1000 }, clock },
       );
-      queues.push(worker.queue);
       const info = await waitForStatus(producer.task, runId, 'success');
       expect(info.recoveries).toBe(1);
       expect(executed).toBe(1);
@@ -85,18 +77,11 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       // The dead worker's fencing token is stale now: its commit changes nothing.
       const refused = await staleCommitVerdict(runId, clock.now());
       expect(refused).toBe('TERMINAL');
-      expect(await h.countAppRows(runId)).toBe(1);
+      expect(await area.h.countAppRows(runId)).toBe(1);
     });
 
     it('refuses a commit with a stale fencing token while another worker holds the run', async () => {
-      h = await factory();
-      const clock = manualClock();
-      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
-        runtime: { mode: 'producer' },
-        clock,
-      });
-      queues.push(producer.queue);
-      const { runId } = await producer.task.start({ query: null });
+      const { clock, runId } = await startLeaseRun();
       await claimAsDeadWorker(runId, clock.now());
       clock.advance(3001);
       await sweep(clock.now(), 20);
@@ -104,40 +89,31 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(second.lease?.token).toBe(2);
       const verdict = await staleCommitVerdict(runId, clock.now());
       expect(verdict).toBe('LEASE_LOST');
-      expect(await h.raw.run(runId)).toMatchObject({ status: 'running' });
+      expect(await area.h.raw.run(runId)).toMatchObject({ status: 'running' });
     });
 
     it('blocks the run with RECOVERY_REQUIRED when recovery is manual', async () => {
-      h = await factory();
+      await area.harness();
       const clock = manualClock();
-      const producer = await openQueue(h.store, { name: 'lease', version: '1', recovery: 'manual' }, undefined, {
+      const producer = await area.open(area.h.store, { name: 'lease', version: '1', recovery: 'manual' }, undefined, {
         runtime: { mode: 'producer' },
         clock,
       });
-      queues.push(producer.queue);
       const { runId } = await producer.task.start({ query: null });
       await claimAsDeadWorker(runId, clock.now());
       clock.advance(3001);
-      const worker = await openQueue(
-        h.secondStore(),
+      await area.open(
+        area.h.secondStore(),
         { name: 'lease', version: '1', recovery: 'manual' },
         { execute: (ctx) => ctx.end() },
         { clock },
       );
-      queues.push(worker.queue);
       const info = await waitForStatus(producer.task, runId, 'blocked');
       expect(info.reason).toBe('RECOVERY_REQUIRED');
     });
 
     it('blocks the run with RECOVERY_EXHAUSTED after recoveryLimit consecutive recoveries', async () => {
-      h = await factory();
-      const clock = manualClock();
-      const producer = await openQueue(h.store, { name: 'lease', version: '1' }, undefined, {
-        runtime: { mode: 'producer' },
-        clock,
-      });
-      queues.push(producer.queue);
-      const { runId } = await producer.task.start({ query: null });
+      const { clock, producer, runId } = await startLeaseRun();
       for (let i = 0; i < 3; i++) {
         await claimAsDeadWorker(runId, clock.now());
         clock.advance(3001);
@@ -148,15 +124,15 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('renews the lease with heartbeats so a long page is not recovered', async () => {
-      h = await factory();
+      await area.harness();
       const clock = manualClock();
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
       });
       let started = false;
-      const opened = await openQueue(
-        h.store,
+      const opened = await area.open(
+        area.h.store,
         { name: 'lease', version: '1', policy: { timeoutMs: 60_000 } },
         {
           async execute(ctx) {
@@ -167,13 +143,12 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { protocol: { leaseMs: 3000, heartbeatMs: 1000 }, clock },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitFor(() => started, 'page to start');
       const claimedAt = clock.now();
       clock.advance(2500);
       await waitFor(
-        async () => ((await h.store.getRun('default', runId))?.lease?.expiresAt ?? 0) >= claimedAt + 5500,
+        async () => ((await area.h.store.getRun('default', runId))?.lease?.expiresAt ?? 0) >= claimedAt + 5500,
         'a heartbeat to renew the lease',
         5000,
       );

@@ -1,28 +1,19 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { isDocketError } from '../util/errors.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  sleep,
-  waitForStatus,
-} from './harness.js';
+import { describeArea, type HarnessFactory, sleep, waitForStatus } from './harness.js';
 
 /** The operator API: listing with cursors, pause/resume/cancel with revisions and command receipts. */
 export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('operator', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('operator', factory, (area) => {
     async function producer(name = 'ops') {
-      const opened = await openQueue(h.store, { name, version: '1' }, undefined, { runtime: { mode: 'producer' } });
-      queues.push(opened.queue);
+      const opened = await area.open(area.h.store, { name, version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
       return opened;
     }
 
     it('lists runs by task and status with cursors, and refuses a foreign cursor', async () => {
-      h = await factory();
+      await area.harness();
       const a = await producer('list-a');
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await a.task.start({ query: i })).runId);
@@ -46,7 +37,7 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('pauses, resumes and cancels with expectedRevision, and answers a reused commandId with its first result', async () => {
-      h = await factory();
+      await area.harness();
       const { task, queue } = await producer();
       const op = queue.operator;
       const { runId } = await task.start({ query: null });
@@ -98,13 +89,13 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('pauses a running page to pausing, which becomes paused when the page settles; resume continues it', async () => {
-      h = await factory();
+      await area.harness();
       let release!: () => void;
       let gate = new Promise<void>((resolve) => {
         release = resolve;
       });
-      const opened = await openQueue(
-        h.store,
+      const opened = await area.open(
+        area.h.store,
         { name: 'pausable', version: '1' },
         {
           async execute(ctx) {
@@ -113,7 +104,6 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const op = opened.queue.operator;
       const { runId } = await opened.task.start({ query: null });
       const running = await waitForStatus(opened.task, runId, 'running');
@@ -135,7 +125,7 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('reports health ready for a ready queue and unavailable after close', async () => {
-      h = await factory();
+      await area.harness();
       const { queue } = await producer();
       expect(await queue.operator.health()).toEqual({ status: 'ready', reasons: [] });
       await queue.close();

@@ -1,23 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { isDocketError } from '../util/errors.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  manualClock,
-  openQueue,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, openQueue, waitFor, waitForStatus } from './harness.js';
 
 /** Retention and capacity: collect removes old terminal runs with history and key, never unsettled ones. */
 export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('retention', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('retention', factory, (area) => {
     it('collects terminal runs past retention with their history and idempotency key; keeps unsettled ones', async () => {
-      h = await factory();
+      const h = await area.harness();
       const clock = manualClock();
       let deliver = false;
       const opened = await openQueue<Tx, string>(
@@ -35,7 +24,7 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
           defaults: { callbackPolicy: { attempts: 1000, backoff: { baseMs: 1, maxMs: 2 } } },
         },
       );
-      queues.push(opened.queue);
+      area.track(opened.queue);
       const done = await opened.task.start({ query: 'done', idempotencyKey: 'k-done' });
       const stuck = await opened.task.start({ query: 'slow-callback', idempotencyKey: 'k-stuck' });
       const live = await opened.task.start({ query: 'live', trigger: { event: 'never' } });
@@ -70,9 +59,9 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('counts live runs against maxRuns until they are collected', async () => {
-      h = await factory();
+      const h = await area.harness();
       const clock = manualClock();
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'cap', version: '1' },
         { execute: (ctx) => ctx.end() },
@@ -82,7 +71,6 @@ export function retentionSuite<Tx>(factory: HarnessFactory<Tx>): void {
           retention: { runsMs: 1000, deadLettersMs: 1000 },
         },
       );
-      queues.push(opened.queue);
       const a = await opened.task.start({ query: 1 });
       const b = await opened.task.start({ query: 2 });
       await waitForStatus(opened.task, a.runId, 'success');

@@ -1,14 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, openQueue, waitForStatus } from './harness.js';
 
 /** Effects commit with the transition or not at all. */
 export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('rollback', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('rollback', factory, (area) => {
     it('rolls back the state change and the effect together when the effect throws', async () => {
-      h = await factory();
+      const h = await area.harness();
       const opened = await openQueue<Tx, null, { step: number }>(
         h.store,
         { name: 'effect-throws', version: '1', policy: { attempts: 2 } },
@@ -26,7 +23,7 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
+      area.track(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info).toMatchObject({ page: 1, state: null, reason: 'ATTEMPTS_EXHAUSTED', businessFailures: 2 });
@@ -36,21 +33,20 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('commits the effect exactly once with the page', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'effect-ok', version: '1' },
         { execute: (ctx) => ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) }) },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'success');
       expect(await h.countAppRows(runId)).toBe(1);
     });
 
     it('handles an effect that returns a promise by the store capability', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'effect-async', version: '1', policy: { attempts: 3 } },
         {
@@ -62,7 +58,6 @@ export function rollbackSuite<Tx>(factory: HarnessFactory<Tx>): void {
             }),
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       if (h.store.capabilities.asyncTransactions) {
         await waitForStatus(opened.task, runId, 'success');

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newRun, startedEntry } from '../machine/new-run.js';
 import { transition } from '../machine/state-machine.js';
 import { EVENT_COLUMNS, eventParams } from '../store/event-row.js';
@@ -49,4 +49,11 @@ export function expectSchemaMatchesCodec(schema: SchemaColumns): void {
   expect(sorted(Object.keys(historyParams(run.runId, startedEntry(run))))).toEqual(sorted(HISTORY_COLUMNS));
   expect(sorted(schema.events), 'docket_events columns vs EVENT_COLUMNS').toEqual(sorted(EVENT_COLUMNS));
   expect(sorted(Object.keys(eventParams(event))), 'eventParams keys vs EVENT_COLUMNS').toEqual(sorted(EVENT_COLUMNS));
+}
+
+/** Declares the test that ties a store's schema to the row codec (`expectSchemaMatchesCodec`). */
+export function schemaCodecSuite(schema: SchemaColumns): void {
+  describe('schema and row codec', () => {
+    it('declare the same columns for runs, history and callback events', () => expectSchemaMatchesCodec(schema));
+  });
 }

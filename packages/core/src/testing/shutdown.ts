@@ -1,21 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, openQueue, waitFor, waitForStatus } from './harness.js';
 
 /** Graceful shutdown: drain, then abort and release without counting an attempt. */
 export function shutdownSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('shutdown', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('shutdown', factory, (area) => {
     it('waits for a page that finishes within closeGraceMs', async () => {
-      h = await factory();
+      const h = await area.harness();
       let started = false;
       const opened = await openQueue(
         h.store,
@@ -38,7 +28,7 @@ export function shutdownSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('releases a page that ignores its signal after closeGraceMs, and the next worker takes it', async () => {
-      h = await factory();
+      const h = await area.harness();
       let firstStarted = false;
       const first = await openQueue(
         h.store,
@@ -57,12 +47,11 @@ export function shutdownSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const result = await first.queue.close();
       expect(result).toMatchObject({ status: 'closed', timedOut: true, remainingExecutions: 1 });
       expect(await h.raw.run(runId)).toMatchObject({ status: 'pending' });
-      const second = await openQueue(
+      const second = await area.open(
         h.secondStore(),
         { name: 'release', version: '1' },
         { execute: (ctx) => ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) }) },
       );
-      queues.push(second.queue);
       const info = await waitForStatus(second.task, runId, 'success');
       expect(info.attempt).toBe(1);
       expect(info.businessFailures).toBe(0);

@@ -1,29 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Queue } from '../runtime/queue.js';
-import { type ConformanceHarness, closeAfterEach, type HarnessFactory, openQueue, sleep, waitFor } from './harness.js';
+import { describeArea, type HarnessFactory, type openQueue, sleep, waitFor } from './harness.js';
 
 /** task.run: waiting windows, one winner, caller cancellation, operator stops from elsewhere. */
 export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('task.run', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('task.run', factory, (area) => {
     /** A queue whose only executor is `task.run` (`concurrency: 0`), unless `concurrency` says otherwise. */
     async function runner(handlers: Parameters<typeof openQueue<Tx>>[2], concurrency = 0) {
-      const opened = await openQueue(h.store, { name: 'manual', version: '1' }, handlers, {
+      const opened = await area.open(area.h.store, { name: 'manual', version: '1' }, handlers, {
         protocol: { pollMs: 20 },
         runtime: { concurrency },
       });
-      queues.push(opened.queue);
       return opened;
     }
 
     it('waits within its window for the trigger time, then runs to success', async () => {
-      h = await factory();
-      const producer = await openQueue(h.store, { name: 'manual', version: '1' }, undefined, {
+      await area.harness();
+      const producer = await area.open(area.h.store, { name: 'manual', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(producer.queue);
       const { runId } = await producer.task.start({ query: null, trigger: { at: new Date(Date.now() + 150) } });
       const { task } = await runner({ execute: (ctx) => (ctx.page < 2 ? ctx.next() : ctx.end()) });
       const before = Date.now();
@@ -33,7 +28,7 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('leaves a waiting run waiting when the window ends first', async () => {
-      h = await factory();
+      await area.harness();
       const { task } = await runner({ execute: (ctx) => ctx.end() });
       const { runId } = await task.start({ query: null, trigger: { event: 'never' } });
       const info = await task.run(runId, { waitMs: 60 });
@@ -41,12 +36,11 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('lets only one of several concurrent callers execute the run', async () => {
-      h = await factory();
+      await area.harness();
       let executed = 0;
-      const producer = await openQueue(h.store, { name: 'manual', version: '1' }, undefined, {
+      const producer = await area.open(area.h.store, { name: 'manual', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(producer.queue);
       const { runId } = await producer.task.start({ query: null, trigger: { event: 'go' } });
       const { task } = await runner({
         async execute(ctx) {
@@ -69,29 +63,29 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('cancels with CALLER_CANCELLED when the caller aborts during a page, and writes no effect', async () => {
-      h = await factory();
+      await area.harness();
       let started = false;
       const { task } = await runner({
         async execute(ctx) {
           started = true;
           await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
-          return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+          return ctx.end({ effect: (tx) => area.h.writeAppRow(tx, ctx.runId) });
         },
       });
       const { runId } = await task.start({ query: null, trigger: { event: 'go' } });
       const controller = new AbortController();
       const running = task.run(runId, { signal: controller.signal, waitMs: 5000 });
       await sleep(20);
-      await (queues[0] as Queue<Tx>).events.deliver(runId, { id: 'go', type: 'go' });
+      await (area.queues[0] as Queue<Tx>).events.deliver(runId, { id: 'go', type: 'go' });
       await waitFor(() => started, 'the page to start');
       controller.abort();
       const info = await running;
       expect(info).toMatchObject({ status: 'cancelled', reason: 'CALLER_CANCELLED' });
-      expect(await h.countAppRows(runId)).toBe(0);
+      expect(await area.h.countAppRows(runId)).toBe(0);
     });
 
     it('cancels a waiting run with CALLER_CANCELLED when the caller aborts while it waits', async () => {
-      h = await factory();
+      await area.harness();
       const { task } = await runner({ execute: (ctx) => ctx.end() });
       const { runId } = await task.start({ query: null, trigger: { event: 'never' } });
       const controller = new AbortController();
@@ -101,7 +95,7 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('refuses the commit of a page in flight after a persisted operator stop from another queue', async () => {
-      h = await factory();
+      await area.harness();
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
@@ -112,17 +106,16 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
           async execute(ctx) {
             started = true;
             await gate; // ignores the signal: only the commit-time re-check can stop it
-            return ctx.end({ effect: (tx) => h.writeAppRow(tx, ctx.runId) });
+            return ctx.end({ effect: (tx) => area.h.writeAppRow(tx, ctx.runId) });
           },
         },
         4,
       );
       const { runId } = await worker.task.start({ query: null });
       await waitFor(() => started, 'the page to start');
-      const operatorQueue = await openQueue(h.secondStore(), { name: 'manual', version: '1' }, undefined, {
+      const operatorQueue = await area.open(area.h.secondStore(), { name: 'manual', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(operatorQueue.queue);
       const current = await operatorQueue.task.get(runId);
       const stop = await operatorQueue.queue.operator.runs.cancel({
         runId,
@@ -133,7 +126,7 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(stop).toMatchObject({ kind: 'applied', status: 'cancelled' });
       release();
       await sleep(60);
-      expect(await h.countAppRows(runId)).toBe(0);
+      expect(await area.h.countAppRows(runId)).toBe(0);
       const info = await worker.task.get(runId);
       expect(info).toMatchObject({ status: 'cancelled', reason: 'OPERATOR_STOP' });
       expect((await worker.task.history(runId)).at(-1)?.detail).toMatchObject({ reason: 'release withdrawn' });

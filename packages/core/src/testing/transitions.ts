@@ -1,22 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  openQueue,
-  sleep,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import { expect, it } from 'vitest';
+import { describeArea, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Every transition a worker drives: pages, retries, timeouts, contract violations, cancels. */
 export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('transitions', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
-
+  describeArea('transitions', factory, (area) => {
     it('commits pages in order, keeps the state, and ends in success', async () => {
-      h = await factory();
+      const h = await area.harness();
       const seen: { page: number; state: unknown; batchId: string }[] = [];
       const opened = await openQueue<Tx, { pages: number }, { done: number }>(
         h.store,
@@ -29,7 +18,7 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
+      area.track(opened.queue);
       const { runId } = await opened.task.start({ query: { pages: 3 } });
       const info = await waitForStatus(opened.task, runId, 'success');
       expect(seen).toEqual([
@@ -51,9 +40,9 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('retries a throwing page with the same batchId, then succeeds', async () => {
-      h = await factory();
+      const h = await area.harness();
       const batchIds: string[] = [];
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'retry', version: '1', policy: { attempts: 3 } },
         {
@@ -64,7 +53,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'success');
       expect(batchIds).toEqual([`${runId}:1#1`, `${runId}:1#2`, `${runId}:1#3`]);
@@ -74,8 +62,8 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('fails after the last attempt with ATTEMPTS_EXHAUSTED and keeps the error', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'exhaust', version: '1', policy: { attempts: 2 } },
         {
@@ -84,7 +72,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.reason).toBe('ATTEMPTS_EXHAUSTED');
@@ -92,8 +79,8 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('marks an error without a code BUSINESS_ERROR and truncates long messages to errorBytes', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'longerr', version: '1', policy: { attempts: 1 } },
         {
@@ -103,7 +90,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
         },
         { limits: { errorBytes: 100 } },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.error).toMatchObject({ code: 'BUSINESS_ERROR', truncated: true });
@@ -111,9 +97,9 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('times an attempt out through ctx.signal and retries it (ATTEMPT_TIMEOUT)', async () => {
-      h = await factory();
+      const h = await area.harness();
       let aborted = 0;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'timeout', version: '1', policy: { attempts: 2, timeoutMs: 30 } },
         {
@@ -127,7 +113,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitForStatus(opened.task, runId, 'success');
       expect(aborted).toBe(1);
@@ -137,13 +122,12 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('fails at once with HANDLER_CONTRACT_INVALID when execute returns no control object', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'contract', version: '1', policy: { attempts: 5 } },
         { execute: () => undefined as never },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info).toMatchObject({ reason: 'HANDLER_CONTRACT_INVALID', attempt: 1 });
@@ -151,8 +135,8 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('fails at once when a control is called twice, and writes no effect', async () => {
-      h = await factory();
-      const opened = await openQueue(
+      const h = await area.harness();
+      const opened = await area.open(
         h.store,
         { name: 'twice', version: '1', policy: { attempts: 5 } },
         {
@@ -167,7 +151,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.reason).toBe('HANDLER_CONTRACT_INVALID');
@@ -175,11 +158,10 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('cancels a pending run, and a cancel of a terminal run changes nothing', async () => {
-      h = await factory();
-      const opened = await openQueue(h.store, { name: 'cancel', version: '1' }, undefined, {
+      const h = await area.harness();
+      const opened = await area.open(h.store, { name: 'cancel', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       const first = await opened.task.cancel(runId);
       expect(first).toEqual({ found: true, runId, status: 'cancelled', revision: 2, changed: true });
@@ -191,10 +173,10 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('aborts a running page on cancel and refuses its commit: no effect lands', async () => {
-      h = await factory();
+      const h = await area.harness();
       let started = false;
       let sawAbort = false;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'cancel-running', version: '1' },
         {
@@ -206,7 +188,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null });
       await waitFor(() => started, 'page to start');
       const result = await opened.task.cancel(runId);
@@ -220,9 +201,8 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('keeps a terminal run terminal: a later cancel does not change it', async () => {
-      h = await factory();
-      const opened = await openQueue(h.store, { name: 'final', version: '1' }, { execute: (ctx) => ctx.end() });
-      queues.push(opened.queue);
+      const h = await area.harness();
+      const opened = await area.open(h.store, { name: 'final', version: '1' }, { execute: (ctx) => ctx.end() });
       const { runId } = await opened.task.start({ query: null });
       const done = await waitForStatus(opened.task, runId, 'success');
       expect(await opened.task.cancel(runId)).toMatchObject({ status: 'success', changed: false });
@@ -230,9 +210,9 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('cancels a run whose deadline passed before its claim, without executing it', async () => {
-      h = await factory();
+      const h = await area.harness();
       let executed = 0;
-      const opened = await openQueue(
+      const opened = await area.open(
         h.store,
         { name: 'deadline-claim', version: '1' },
         {
@@ -242,7 +222,6 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
           },
         },
       );
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, limits: { deadlineAt: new Date(Date.now() - 1000) } });
       const info = await waitForStatus(opened.task, runId, 'cancelled');
       expect(info.reason).toBe('DEADLINE');

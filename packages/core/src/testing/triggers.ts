@@ -1,72 +1,52 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import type { TaskHandlers } from '../runtime/handlers.js';
 import { isDocketError } from '../util/errors.js';
-import {
-  type ConformanceHarness,
-  closeAfterEach,
-  type HarnessFactory,
-  manualClock,
-  openQueue,
-  sleep,
-  waitFor,
-  waitForStatus,
-} from './harness.js';
+import type { Json } from '../util/json.js';
+import type { TestQueueOptions } from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Time and event triggers: never early, one transaction per event, duplicates and conflicts, no restarts. */
 export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
-  describe('triggers', () => {
-    let h: ConformanceHarness<Tx>;
-    const queues = closeAfterEach<Tx>(() => h);
+  describeArea('triggers', factory, (area) => {
+    /** Opens a queue on this test's store whose one task counts its executions and ends at once. */
+    async function openCounting(name: string, options?: TestQueueOptions) {
+      const counter = { executed: 0 };
+      const handlers: TaskHandlers<Json, Json, Tx> = {
+        execute(ctx) {
+          counter.executed++;
+          return ctx.end();
+        },
+      };
+      return { ...(await area.open(area.h.store, { name, version: '1' }, handlers, options)), counter };
+    }
 
     it('waits for a time trigger, never runs early, then fires with TIME_REACHED', async () => {
-      h = await factory();
+      await area.harness();
       const clock = manualClock();
-      let executed = 0;
-      const opened = await openQueue(
-        h.store,
-        { name: 'timed', version: '1' },
-        {
-          execute(ctx) {
-            executed++;
-            return ctx.end();
-          },
-        },
-        { clock },
-      );
-      queues.push(opened.queue);
+      const opened = await openCounting('timed', { clock });
       const at = new Date(clock.now() + 60_000);
       const { runId } = await opened.task.start({ query: null, trigger: { at } });
       const waiting = await opened.task.get(runId);
       expect(waiting).toMatchObject({ status: 'waiting', trigger: { at: at.toISOString() }, dueAt: at.toISOString() });
       await sleep(60);
-      expect(executed).toBe(0);
+      expect(opened.counter.executed).toBe(0);
       clock.advance(59_000);
       await sleep(60);
       expect((await opened.task.get(runId))?.status).toBe('waiting');
       clock.advance(1_000);
       await waitForStatus(opened.task, runId, 'success');
-      expect(executed).toBe(1);
+      expect(opened.counter.executed).toBe(1);
       const reasons = (await opened.task.history(runId)).map((e) => e.reason);
       expect(reasons).toEqual(['STARTED', 'TIME_REACHED', 'CLAIMED', 'COMPLETED']);
     });
 
     it('fires an event trigger once; a duplicate changes nothing; other content is EVENT_CONFLICT', async () => {
-      h = await factory();
-      let executed = 0;
-      const opened = await openQueue(
-        h.store,
-        { name: 'evented', version: '1' },
-        {
-          execute(ctx) {
-            executed++;
-            return ctx.end();
-          },
-        },
-      );
-      queues.push(opened.queue);
+      await area.harness();
+      const opened = await openCounting('evented');
       const { runId } = await opened.task.start({ query: { release: 'R1' }, trigger: { event: 'release.ready' } });
       await sleep(40);
       expect((await opened.task.get(runId))?.status).toBe('waiting');
-      expect(executed).toBe(0);
+      expect(opened.counter.executed).toBe(0);
       const event = { id: 'e1', type: 'release.ready', payload: { release: 'R1' } };
       expect(await opened.queue.events.deliver(runId, event)).toMatchObject({ accepted: true, duplicate: false });
       await waitForStatus(opened.task, runId, 'success');
@@ -81,18 +61,17 @@ export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
         .catch((e: unknown) => e);
       expect(isDocketError(conflict, 'EVENT_CONFLICT')).toBe(true);
       expect((await opened.task.get(runId))?.revision).toBe(revision);
-      expect(executed).toBe(1);
+      expect(opened.counter.executed).toBe(1);
       const history = await opened.task.history(runId);
       expect(history.map((e) => e.reason)).toEqual(['STARTED', 'EVENT_RECEIVED', 'CLAIMED', 'COMPLETED']);
       expect(history[1]?.detail).toMatchObject({ eventId: 'e1' });
     });
 
     it('never restarts a run that is not waiting, and ignores another event type', async () => {
-      h = await factory();
-      const opened = await openQueue(h.store, { name: 'evented', version: '1' }, undefined, {
+      const h = await area.harness();
+      const opened = await area.open(h.store, { name: 'evented', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, trigger: { event: 'go' } });
       expect(await opened.queue.events.deliver(runId, { id: 'x', type: 'other' })).toEqual({
         accepted: false,
@@ -114,7 +93,7 @@ export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('fails the waiting run with TRIGGER_INVALID when validateEvent refuses, without executing it', async () => {
-      h = await factory();
+      const h = await area.harness();
       let executed = 0;
       const opened = await openQueue<Tx, { release: string }>(
         h.store,
@@ -128,7 +107,7 @@ export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
             (event.payload as { release?: string } | undefined)?.release === query.release || 'release does not match',
         },
       );
-      queues.push(opened.queue);
+      area.track(opened.queue);
       const { runId } = await opened.task.start({ query: { release: 'R1' }, trigger: { event: 'ready' } });
       const result = await opened.queue.events.deliver(runId, { id: 'bad', type: 'ready', payload: { release: 'R9' } });
       expect(result).toEqual({ accepted: false, duplicate: false, status: 'failed' });
@@ -147,11 +126,10 @@ export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('refuses a malformed event with CONFIG_INVALID and changes nothing', async () => {
-      h = await factory();
-      const opened = await openQueue(h.store, { name: 'evented', version: '1' }, undefined, {
+      const h = await area.harness();
+      const opened = await area.open(h.store, { name: 'evented', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
-      queues.push(opened.queue);
       const { runId } = await opened.task.start({ query: null, trigger: { event: 'go' } });
       for (const bad of [{ id: '', type: 'go' }, { id: 'a' }, { id: 'a', type: 'go', extra: 1 }]) {
         const error = await opened.queue.events.deliver(runId, bad as never).catch((e: unknown) => e);

@@ -9,7 +9,7 @@ import {
   rowToEvent,
   rowToRun,
 } from '@docket/core/store';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { writeEvent } from './events.js';
 import { rowsOf } from './run-writes.js';
@@ -34,24 +34,15 @@ export function runCommand<T extends Json>(
       sql`SELECT request_hash, result FROM ${ctx.q.commands} WHERE namespace = ${namespace} AND command_id = ${command.commandId}`,
     );
     if (receipt) return replayedReceipt<T>(receipt.result, receipt.request_hash);
-    const runRow =
-      command.runId === undefined
-        ? undefined
-        : (
-            await rowsOf<RunRow>(
-              tx,
-              sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${command.runId} FOR UPDATE`,
-            )
-          )[0];
-    const eventRow =
-      command.eventId === undefined
-        ? undefined
-        : (
-            await rowsOf<EventRow>(
-              tx,
-              sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${namespace} AND event_id = ${command.eventId} FOR UPDATE`,
-            )
-          )[0];
+    const lock = <R>(table: SQL, column: string, id: string | undefined) =>
+      id === undefined
+        ? Promise.resolve(undefined)
+        : rowsOf<R>(
+            tx,
+            sql`SELECT * FROM ${table} WHERE namespace = ${namespace} AND ${sql.raw(column)} = ${id} FOR UPDATE`,
+          ).then((rows) => rows[0]);
+    const runRow = await lock<RunRow>(ctx.q.runs, 'run_id', command.runId);
+    const eventRow = await lock<EventRow>(ctx.q.events, 'event_id', command.eventId);
     const run = runRow ? rowToRun(runRow) : null;
     const event = eventRow ? rowToEvent(eventRow) : null;
     const decided = decideCommand(plan, run, event);
