@@ -108,6 +108,7 @@ step('type-check a strict consumer with no path aliases', () => {
     `import { createQueue, DocketError, type RunInfo } from '@docket/core';
 import { memoryStore } from '@docket/core/testing';
 import { runStoreConformance } from '@docket/core/testing';
+import { checkWrite, type Store as StoreContract } from '@docket/core/store';
 import { sqliteStore, type SqliteTransaction } from '@docket/store-sqlite';
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
@@ -134,6 +135,9 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
   if (loaded.default !== 'local') throw new DocketError('PROVIDER_CONFIG_INVALID', 'expected local');
   void memoryStore;
   void runStoreConformance;
+  void checkWrite;
+  const contract: StoreContract | null = null;
+  void contract;
   const pgQueue = createQueue({ store: postgresStore({ connectionString: 'postgres://localhost/none', schema: 'docket' }) });
   pgQueue.define({ name: 'p', version: '1' }, { execute: (ctx) => ctx.end({ effect: async (tx: PostgresTransaction) => { await tx.execute(sql\`SELECT 1\`); } }) });
   void docketCommand;
@@ -156,7 +160,7 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
 step('import each package in a fresh process: nothing printed, exits at once', () => {
   const results = {};
   // (@docket/core/testing is for test files: it imports vitest, its optional peer, so it is type-checked above only.)
-  for (const specifier of Object.keys(packed)) {
+  for (const specifier of [...Object.keys(packed), '@docket/core/store', '@docket/provider-http/testing']) {
     const started = Date.now();
     const child = spawnSync(
       process.execPath,

@@ -36,7 +36,7 @@ export interface PGliteLike {
 
 /**
  * Options of `postgresStore`: a connection string, an application's `pg` Pool (as `pool`, or as `client`, the name
- * SPEC.md gives it), or a PGlite instance.
+ * the contract gives it), or a PGlite instance.
  */
 export type PostgresStoreOptions = (
   | {

@@ -1,6 +1,6 @@
 import type { Json } from '../util/json.js';
 
-/** Every status a run can have (SPEC section 2). */
+/** Every status a run can have. */
 export const RUN_STATUSES = [
   'waiting',
   'pending',
@@ -25,7 +25,7 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.has(status);
 }
 
-/** Every reason a transition can give (SPEC section 2). */
+/** Every reason a transition can give. */
 export const REASONS = [
   'STARTED',
   'TIME_REACHED',
@@ -241,7 +241,7 @@ export interface CallbackCounts {
   deadLetters: number;
 }
 
-/** The public snapshot of a run (SPEC section 3). */
+/** The public snapshot of a run. */
 export interface RunInfo<Q = Json, S = Json> {
   runId: string;
   task: { name: string; version: string };

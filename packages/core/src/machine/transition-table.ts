@@ -16,7 +16,7 @@ export interface TransitionRule {
 
 const LIVE: readonly RunStatus[] = ['waiting', 'pending', 'running', 'retrying', 'blocked', 'pausing', 'paused'];
 
-/** The whole transition table of SPEC section 2, as data. `transition` never produces a move outside it. */
+/** The whole transition table, as data. `transition` never produces a move outside it. */
 export const TRANSITION_TABLE: readonly TransitionRule[] = [
   { input: 'start', from: [null], to: 'pending', reasons: ['STARTED'], when: 'started without a trigger' },
   { input: 'start', from: [null], to: 'waiting', reasons: ['STARTED'], when: 'started with a time or event trigger' },

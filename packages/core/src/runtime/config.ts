@@ -7,7 +7,7 @@ import type { TelemetryEvent } from './telemetry.js';
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
-/** Bounds of a retry policy (SPEC section 3). */
+/** Bounds of a retry policy. */
 export const policySchema = v.strictObject({
   attempts: v.optional(int(1, 1000)),
   timeoutMs: v.optional(int(1, 86_400_000)),
@@ -93,7 +93,7 @@ export interface Clock {
   now(): number;
 }
 
-/** The options `createQueue` accepts (SPEC section 3). */
+/** The options `createQueue` accepts. */
 export type QueueOptions = v.InferInput<typeof optionsSchema>;
 
 /** The options with every default filled in. */

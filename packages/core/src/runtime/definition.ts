@@ -29,7 +29,7 @@ const definitionSchema = v.strictObject({
 
 const handlerNames = ['execute', 'check', 'validateEvent', 'onSuccess', 'onFailure', 'onBatchSettled'] as const;
 
-/** A task definition as `queue.define` takes it (SPEC section 3). */
+/** A task definition as `queue.define` takes it. */
 export type TaskDefinition = v.InferInput<typeof definitionSchema>;
 
 /** A definition with every default filled, plus its identity hash. */

@@ -10,7 +10,7 @@ export interface JsonLimits {
   depth: number;
 }
 
-/** The node and depth limits every stored JSON value shares (SPEC section 3). */
+/** The node and depth limits every stored JSON value shares. */
 export const JSON_STRUCTURE_LIMITS = { nodes: 10_000, depth: 64 } as const;
 
 function isPlainObject(value: object): boolean {

@@ -23,7 +23,7 @@ import {
   writeJsonAtomic,
 } from './task-directory.js';
 
-/** Options every flow takes (SPEC section 6 flags), plus what tests inject. */
+/** Options every flow takes (the flags the README lists), plus what tests inject. */
 export interface FlowOptions {
   /** Re-run an existing task directory instead of creating one. */
   directory?: string;
