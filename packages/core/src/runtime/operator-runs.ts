@@ -1,0 +1,135 @@
+import { type HistoryEntry, type RunInfo, type RunRecord, toRunInfo } from '../machine/run-types.js';
+import { transitionWrite } from '../machine/run-write.js';
+import { transition } from '../machine/state-machine.js';
+import type { RunWrite } from '../store/contract.js';
+import { DocketError } from '../util/errors.js';
+import { assertRunId } from '../util/ids.js';
+import type { Json } from '../util/json.js';
+import type { Operator, OperatorResult, RunCommand } from './operator.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  hash,
+  listSchema,
+  type OperatorScope,
+  parse,
+  runCommandSchema,
+} from './operator-input.js';
+
+/** `operator.runs`: list, read and steer any run of the namespace. */
+export function operatorRuns(scope: OperatorScope): Operator['runs'] {
+  const { engine, assertUsable } = scope;
+  const { store, namespace } = engine;
+  return {
+    async list(options = {}) {
+      const operation = 'operator.runs.list';
+      assertUsable(operation);
+      const o = parse(listSchema, options, operation);
+      const filter = { taskName: o.taskName ?? null, status: o.status ?? null };
+      const after = decodeCursor(o.cursor, filter, operation);
+      const limit = o.limit ?? 50;
+      const runs = await store.listRuns({ namespace, ...filter, limit: limit + 1, after });
+      const page = runs.slice(0, limit);
+      const items: RunInfo[] = await Promise.all(
+        page.map(async (run) => toRunInfo(run, await store.callbackCounts(namespace, run.runId))),
+      );
+      const last = page.at(-1);
+      return { items, nextCursor: runs.length > limit && last ? encodeCursor(last.runId, filter) : null };
+    },
+    async get(runId) {
+      assertUsable('operator.runs.get');
+      assertRunId(runId, 'operator.runs.get');
+      const run = await store.getRun(namespace, runId);
+      return run ? toRunInfo(run, await store.callbackCounts(namespace, runId)) : null;
+    },
+    async history(runId): Promise<HistoryEntry[]> {
+      assertUsable('operator.runs.history');
+      assertRunId(runId, 'operator.runs.history');
+      return store.getHistory(namespace, runId);
+    },
+    pause: (input) => runCommand(scope, 'pause', input),
+    resume: (input) => runCommand(scope, 'resume', input),
+    cancel: (input) => runCommand(scope, 'cancel', input),
+  };
+}
+
+/**
+ * A pause, resume or cancel: once per `commandId` (a reused id answers its first result, `COMMAND_CONFLICT` if the
+ * request differs), refused with `REVISION_CONFLICT` when the run moved past `expectedRevision`.
+ */
+async function runCommand(
+  scope: OperatorScope,
+  op: 'pause' | 'resume' | 'cancel',
+  input: RunCommand,
+): Promise<OperatorResult> {
+  const { engine, assertUsable } = scope;
+  const operation = `operator.runs.${op}`;
+  assertUsable(operation);
+  const cmd = parse(runCommandSchema, input, operation);
+  assertRunId(cmd.runId, operation);
+  const requestHash = hash({ op, runId: cmd.runId, expectedRevision: cmd.expectedRevision, reason: cmd.reason });
+  let applied: RunWrite | null = null;
+  const outcome = await engine.store.runCommand<OperatorResult>(
+    engine.namespace,
+    { commandId: cmd.commandId, requestHash, runId: cmd.runId, now: engine.now() },
+    ({ run }) => {
+      if (run === null) return { run: null, event: null, result: { kind: 'not_found', runId: cmd.runId } };
+      const decided = decideRunCommand(run, op, cmd, operation, engine.now());
+      applied = decided.write;
+      return { run: decided.write, event: null, result: decided.result };
+    },
+  );
+  if (outcome.replayed && outcome.requestHash !== requestHash) {
+    throw new DocketError('COMMAND_CONFLICT', `command ${cmd.commandId} was already used for another request`, {
+      operation,
+      runId: cmd.runId,
+      commandId: cmd.commandId,
+    });
+  }
+  if (!outcome.replayed && applied !== null) {
+    engine.written(applied);
+    if (op === 'cancel') engine.stopLocal(cmd.runId, 'cancelled');
+  }
+  return outcome.result;
+}
+
+/** The revision check, then the transition: `applied` with its write, or `noop` when the state machine refuses. */
+function decideRunCommand(
+  run: RunRecord,
+  op: 'pause' | 'resume' | 'cancel',
+  cmd: RunCommand,
+  operation: string,
+  now: number,
+): { write: RunWrite | null; result: OperatorResult } {
+  if (run.revision !== cmd.expectedRevision) {
+    throw new DocketError(
+      'REVISION_CONFLICT',
+      `run ${cmd.runId} is at revision ${run.revision}, not ${cmd.expectedRevision}`,
+      {
+        operation,
+        runId: cmd.runId,
+        commandId: cmd.commandId,
+        details: { revision: run.revision },
+      },
+    );
+  }
+  const detail: Json = { reason: cmd.reason, commandId: cmd.commandId };
+  const decision = transition(
+    run,
+    op === 'cancel'
+      ? { type: 'cancel', actor: 'operator', reason: 'OPERATOR_STOP', detail }
+      : { type: op, actor: 'operator', detail },
+    now,
+  );
+  if (!decision.ok) {
+    return {
+      write: null,
+      result: { kind: 'noop', runId: run.runId, revision: run.revision, status: run.status, changed: false },
+    };
+  }
+  const { revision, status } = decision.run;
+  return {
+    write: transitionWrite(decision),
+    result: { kind: 'applied', runId: run.runId, revision, status, changed: true },
+  };
+}

@@ -1,0 +1,52 @@
+import type { CollectRequest, CollectResult } from '../contract.js';
+import { UNSETTLED_EVENT_STATUSES } from '../contract.js';
+import { isExpiredRun } from '../retention.js';
+import { key, type MemoryState } from './state.js';
+
+/**
+ * `Store.collect`: terminal runs past retention whose callbacks are settled (with their history, key and delivered
+ * events), delivered events and dead letters past retention, and old receipts.
+ */
+export function collect(m: MemoryState, request: CollectRequest): Promise<CollectResult> {
+  return m.exclusive(() => {
+    const counts = { runs: 0, events: 0, deadLetters: 0 };
+    const candidates = [...m.runs.entries()]
+      .filter(([, run]) => run.namespace === request.namespace && (request.after === null || run.runId > request.after))
+      .sort(([, a], [, b]) => (a.runId < b.runId ? -1 : 1))
+      .slice(0, request.limit);
+    for (const [k, run] of candidates) {
+      if (!isExpiredRun(run.status, run.updatedAt, request.runsBefore)) continue;
+      const own = [...m.events.values()].filter((e) => e.namespace === run.namespace && e.runId === run.runId);
+      if (own.some((e) => UNSETTLED_EVENT_STATUSES.includes(e.status))) continue;
+      m.runs.delete(k);
+      m.history.delete(k);
+      const idemKey = m.idempotencyKeyOf(run);
+      if (idemKey !== null) m.idempotency.delete(idemKey);
+      for (const e of own) {
+        if (e.status !== 'delivered') continue;
+        m.events.delete(key(e.namespace, e.eventId));
+        counts.events++;
+      }
+      counts.runs++;
+    }
+    collectEvents(m, request, counts);
+    for (const [k, receipt] of m.commands) {
+      if (k.startsWith(`${request.namespace}\u0000`) && receipt.createdAt < request.runsBefore) m.commands.delete(k);
+    }
+    const next = candidates.length === request.limit ? (candidates.at(-1)?.[1].runId ?? null) : null;
+    return { ...counts, next };
+  });
+}
+
+function collectEvents(m: MemoryState, request: CollectRequest, counts: { events: number; deadLetters: number }) {
+  for (const [k, event] of m.events) {
+    if (event.namespace !== request.namespace) continue;
+    if (event.status === 'delivered' && (event.deliveredAt ?? event.updatedAt) < request.runsBefore) {
+      m.events.delete(k);
+      counts.events++;
+    } else if (event.status === 'dead_letter' && (event.deadAt ?? event.updatedAt) < request.deadLettersBefore) {
+      m.events.delete(k);
+      counts.deadLetters++;
+    }
+  }
+}

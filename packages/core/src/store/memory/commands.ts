@@ -1,0 +1,38 @@
+import type { Json } from '../../util/json.js';
+import { decideCommand } from '../commands.js';
+import type { CommandPlan, CommandRequest, DefinitionRecord } from '../contract.js';
+import { definitionConflict } from '../definitions.js';
+import { clone, key, type MemoryState } from './state.js';
+
+/** `Store.registerDefinition`. */
+export function registerDefinition(m: MemoryState, definition: DefinitionRecord): Promise<void> {
+  return m.exclusive(() => {
+    const k = `${definition.namespace}\u0000${definition.name}\u0000${definition.version}`;
+    const existing = m.definitions.get(k);
+    if (existing && existing.hash !== definition.hash) throw definitionConflict(definition);
+    if (!existing) m.definitions.set(k, clone(definition));
+  });
+}
+
+/** `Store.runCommand`: a stored receipt as it is, or core's decision, its writes and the receipt together. */
+export function runCommand<T extends Json>(
+  m: MemoryState,
+  namespace: string,
+  command: CommandRequest,
+  plan: CommandPlan<T>,
+): Promise<{ result: T; replayed: boolean; requestHash: string }> {
+  return m.exclusive(() => {
+    const ck = key(namespace, command.commandId);
+    const receipt = m.commands.get(ck);
+    if (receipt) return { result: clone(receipt.result) as T, replayed: true, requestHash: receipt.requestHash };
+    const run = command.runId === undefined ? undefined : m.runs.get(key(namespace, command.runId));
+    const event = command.eventId === undefined ? undefined : m.events.get(key(namespace, command.eventId));
+    const decided = decideCommand(plan, run ? clone(run) : null, event ? clone(event) : null);
+    if (decided.run !== null) m.applyWrite(decided.run.write);
+    if (decided.event !== null) {
+      m.events.set(key(namespace, decided.event.current.eventId), clone(decided.event.write));
+    }
+    m.commands.set(ck, { requestHash: command.requestHash, result: clone(decided.result), createdAt: command.now });
+    return { result: decided.result, replayed: false, requestHash: command.requestHash };
+  });
+}

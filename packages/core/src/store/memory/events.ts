@@ -1,0 +1,49 @@
+import type { CallbackEventRecord } from '../../machine/run-types.js';
+import { checkEventWrite } from '../checks.js';
+import type { EventPlan, EventSelectRequest, ListEventsRequest } from '../contract.js';
+import { clone, key, type MemoryState, planEach } from './state.js';
+
+/** `Store.claimEvents`: due or abandoned events of the wanted tasks and kinds, by due time then id. */
+export function claimEvents(m: MemoryState, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
+  return m.exclusive(() => {
+    const candidates = [...m.events.values()]
+      .filter((event) => {
+        if (event.namespace !== request.namespace) return false;
+        const task = request.tasks.find((t) => t.name === event.taskName && t.version === event.taskVersion);
+        if (!task?.kinds.includes(event.kind)) return false;
+        const due = (event.status === 'pending' || event.status === 'retrying') && event.dueAt <= request.now;
+        const abandoned = event.status === 'delivering' && event.lease !== null && event.lease.expiresAt <= request.now;
+        return due || abandoned;
+      })
+      .sort((a, b) => a.dueAt - b.dueAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    return planEach(candidates, request.limit, request.plan, (event, next) => {
+      checkEventWrite(event, next);
+      m.events.set(key(event.namespace, event.eventId), clone(next));
+      return clone(next);
+    });
+  });
+}
+
+/** `Store.transactEvent`. */
+export function transactEvent<T>(m: MemoryState, namespace: string, eventId: string, plan: EventPlan<T>): Promise<T> {
+  return m.exclusive(() => {
+    const current = m.events.get(key(namespace, eventId));
+    const { write, value } = plan(current ? clone(current) : null);
+    if (write !== null) {
+      if (!current) throw new Error('internal: write for a missing event');
+      checkEventWrite(current, write);
+      m.events.set(key(namespace, eventId), clone(write));
+    }
+    return value;
+  });
+}
+
+/** `Store.listEvents`: events in one status by id, after a cursor. */
+export async function listEvents(m: MemoryState, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+  return [...m.events.values()]
+    .filter((e) => e.namespace === request.namespace && e.status === request.status)
+    .filter((e) => request.after === null || e.eventId > request.after)
+    .sort((a, b) => (a.eventId < b.eventId ? -1 : 1))
+    .slice(0, request.limit)
+    .map(clone);
+}

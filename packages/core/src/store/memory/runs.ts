@@ -1,0 +1,175 @@
+import type { CallbackCounts, HistoryEntry, RunRecord } from '../../machine/run-types.js';
+import { isTerminal } from '../../machine/run-types.js';
+import { DocketError } from '../../util/errors.js';
+import type { Json } from '../../util/json.js';
+import { isThenable } from '../../util/thenable.js';
+import { countCallbacks } from '../callback-counts.js';
+import { checkWrite } from '../checks.js';
+import {
+  CLAIMABLE_STATUSES,
+  type CreateRunRequest,
+  type CreateRunResult,
+  type ListRunsRequest,
+  type SelectRequest,
+  type TaskKey,
+  type TransactPlan,
+} from '../contract.js';
+import { clone, key, type MemoryState, planEach } from './state.js';
+
+/**
+ * The handle effects and checks receive from the memory store: a staging area for the application's own rows that
+ * becomes visible only when the transaction commits.
+ */
+export interface MemoryTransaction {
+  /** Stages a row in an application table. */
+  put(table: string, key: string, value: Json): void;
+  /** Reads a row, staged writes of this transaction first. */
+  get(table: string, key: string): Json | undefined;
+}
+
+/** `Store.createRun`: the existing run for a known key, `capacity` at `maxRuns`, or the new run and its entry. */
+export function createRun(m: MemoryState, request: CreateRunRequest): Promise<CreateRunResult> {
+  return m.exclusive((): CreateRunResult => {
+    const { run } = request;
+    const idemKey = m.idempotencyKeyOf(run);
+    if (idemKey !== null) {
+      const existingId = m.idempotency.get(idemKey);
+      const existing = existingId === undefined ? undefined : m.runs.get(key(run.namespace, existingId));
+      if (existing) return { kind: 'existing', run: clone(existing) };
+    }
+    if (request.maxRuns !== null) {
+      let live = 0;
+      for (const r of m.runs.values()) if (r.namespace === run.namespace) live++;
+      if (live >= request.maxRuns) return { kind: 'capacity' };
+    }
+    m.runs.set(key(run.namespace, run.runId), clone(run));
+    m.history.set(key(run.namespace, run.runId), [clone(request.history)]);
+    if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
+    return { kind: 'created', run: clone(run) };
+  });
+}
+
+/** `Store.getRun`, `getHistory` and `callbackCounts`. */
+export function runReads(m: MemoryState) {
+  return {
+    getRun: async (namespace: string, runId: string): Promise<RunRecord | null> =>
+      clone(m.runs.get(key(namespace, runId)) ?? null),
+    getHistory: async (namespace: string, runId: string): Promise<HistoryEntry[]> =>
+      clone(m.history.get(key(namespace, runId)) ?? []),
+    callbackCounts: async (namespace: string, runId: string): Promise<CallbackCounts> => {
+      const own: { status: string; n: number }[] = [];
+      for (const event of m.events.values()) {
+        if (event.namespace === namespace && event.runId === runId) own.push({ status: event.status, n: 1 });
+      }
+      return countCallbacks(own);
+    },
+  };
+}
+
+/**
+ * `Store.transact`: core's plan with a copy of the run and a staging transaction; its write and staged rows land
+ * together, or nothing does. A promise from the plan is refused unless the store was made with `asyncTransactions`.
+ */
+export function transact<T>(
+  m: MemoryState,
+  namespace: string,
+  runId: string,
+  plan: TransactPlan<T, MemoryTransaction>,
+): Promise<T> {
+  return m.exclusive(async () => {
+    const staged = new Map<string, Map<string, Json>>();
+    const tx: MemoryTransaction = {
+      put(table, rowKey, value) {
+        const rows = staged.get(table) ?? new Map<string, Json>();
+        staged.set(table, rows);
+        rows.set(rowKey, clone(value));
+      },
+      get(table, rowKey) {
+        return clone(staged.get(table)?.get(rowKey) ?? m.appTables.get(table)?.get(rowKey));
+      },
+    };
+    const current = m.runs.get(key(namespace, runId));
+    let result = plan(tx, current ? clone(current) : null);
+    if (isThenable(result)) {
+      if (!m.capabilities.asyncTransactions) {
+        (result as Promise<unknown>).catch(() => undefined);
+        throw new DocketError('HANDLER_CONTRACT_INVALID', 'this store runs transactions synchronously', {
+          operation: 'store.transact',
+          runId,
+        });
+      }
+      result = await result;
+    }
+    if (result.write !== null) {
+      if (!current) throw new Error('internal: write for a missing run');
+      checkWrite(current, result.write);
+      m.applyWrite(result.write);
+    }
+    for (const [table, rows] of staged) {
+      const target = m.appTables.get(table) ?? new Map<string, Json>();
+      m.appTables.set(table, target);
+      for (const [rowKey, value] of rows) target.set(rowKey, value);
+    }
+    return result.value;
+  });
+}
+
+function taskMatches(run: RunRecord, tasks: readonly TaskKey[]): boolean {
+  return tasks.some((t) => t.name === run.taskName && t.version === run.taskVersion);
+}
+
+function select(
+  m: MemoryState,
+  request: Pick<SelectRequest, 'namespace' | 'limit' | 'plan'>,
+  match: (run: RunRecord) => boolean,
+  order: (run: RunRecord) => number,
+): RunRecord[] {
+  const candidates = [...m.runs.values()]
+    .filter((run) => run.namespace === request.namespace && match(run))
+    .sort((a, b) => order(a) - order(b) || a.createdAt - b.createdAt);
+  return planEach(candidates, request.limit, request.plan, (run, write) => {
+    checkWrite(run, write);
+    m.applyWrite(write);
+    return clone(write.run);
+  });
+}
+
+/** `Store.claimDue`: due runs of the given tasks, earliest first. */
+export function claimDue(m: MemoryState, request: SelectRequest): Promise<RunRecord[]> {
+  const due = (run: RunRecord) =>
+    CLAIMABLE_STATUSES.includes(run.status) &&
+    run.dueAt !== null &&
+    run.dueAt <= request.now &&
+    taskMatches(run, request.tasks);
+  return m.exclusive(() => select(m, request, due, (run) => run.dueAt ?? 0));
+}
+
+/** `Store.recoverExpired`: running or pausing runs whose lease expired, earliest expiry first. */
+export function recoverExpired(m: MemoryState, request: Omit<SelectRequest, 'tasks'>): Promise<RunRecord[]> {
+  const expired = (run: RunRecord) =>
+    (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.lease.expiresAt <= request.now;
+  return m.exclusive(() => select(m, request, expired, (run) => run.lease?.expiresAt ?? 0));
+}
+
+/** `Store.nextDueAt`. */
+export async function nextDueAt(m: MemoryState, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
+  let earliest: number | null = null;
+  for (const run of m.runs.values()) {
+    if (run.namespace !== namespace || isTerminal(run.status) || !taskMatches(run, tasks)) continue;
+    if (!CLAIMABLE_STATUSES.includes(run.status) || run.dueAt === null) continue;
+    if (earliest === null || run.dueAt < earliest) earliest = run.dueAt;
+  }
+  return earliest;
+}
+
+/** `Store.listRuns`: by id after a cursor, optionally of one task and status. */
+export async function listRuns(m: MemoryState, request: ListRunsRequest): Promise<RunRecord[]> {
+  return [...m.runs.values()]
+    .filter((r) => r.namespace === request.namespace)
+    .filter((r) => request.taskName === null || r.taskName === request.taskName)
+    .filter((r) => request.status === null || r.status === request.status)
+    .filter((r) => request.after === null || r.runId > request.after)
+    .sort((a, b) => (a.runId < b.runId ? -1 : 1))
+    .slice(0, request.limit)
+    .map(clone);
+}

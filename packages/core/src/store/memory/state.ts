@@ -1,0 +1,82 @@
+import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../../machine/run-types.js';
+import type { Json } from '../../util/json.js';
+import type { DefinitionRecord, RunWrite, StoreCapabilities } from '../contract.js';
+
+/** The key of a run or event in its namespace. */
+export const key = (namespace: string, id: string) => `${namespace}\u0000${id}`;
+
+/** A deep copy: nothing the store holds is shared with a caller. */
+export const clone = <T>(value: T): T => structuredClone(value);
+
+/** What one memory store holds, and the one lock its writes take turns on. */
+export class MemoryState {
+  readonly runs = new Map<string, RunRecord>();
+  readonly history = new Map<string, HistoryEntry[]>();
+  readonly events = new Map<string, CallbackEventRecord>();
+  /** `namespace, task name, key` to run id. */
+  readonly idempotency = new Map<string, string>();
+  readonly definitions = new Map<string, DefinitionRecord>();
+  /** The application's own rows, written by effects through `MemoryTransaction`. */
+  readonly appTables = new Map<string, Map<string, Json>>();
+  readonly commands = new Map<string, { requestHash: string; result: Json; createdAt: number }>();
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly capabilities: StoreCapabilities) {}
+
+  /** Serialises transactions so an async plan cannot interleave with another write. */
+  exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Stores a checked run write: the run, its history entries, and callback events not stored yet. */
+  applyWrite(write: RunWrite): void {
+    const k = key(write.run.namespace, write.run.runId);
+    this.runs.set(k, clone(write.run));
+    const list = this.history.get(k) ?? [];
+    for (const entry of write.history) list.push(clone(entry));
+    this.history.set(k, list);
+    for (const event of write.events) {
+      const ek = key(event.namespace, event.eventId);
+      if (!this.events.has(ek)) this.events.set(ek, clone(event));
+    }
+  }
+
+  /** The idempotency index key of a run with a key. */
+  idempotencyKeyOf(run: RunRecord): string | null {
+    return run.idempotencyKey === null ? null : `${run.namespace}\u0000${run.taskName}\u0000${run.idempotencyKey}`;
+  }
+
+  /** Everything the store holds as one canonical string, to prove an operation changed nothing. */
+  dump(): string {
+    return JSON.stringify({
+      runs: [...this.runs.entries()].sort(),
+      history: [...this.history.entries()].sort(),
+      events: [...this.events.entries()].sort(),
+      idempotency: [...this.idempotency.entries()].sort(),
+      commands: [...this.commands.entries()].sort(),
+      definitions: [...this.definitions.entries()].sort(),
+      app: [...this.appTables.entries()].map(([t, rows]) => [t, [...rows.entries()].sort()]),
+    });
+  }
+}
+
+/**
+ * Hands a copy of each candidate to core's `plan` until `limit` of them were written: `apply` writes a planned
+ * candidate and answers what the store returns for it.
+ */
+export function planEach<T, W, R>(
+  candidates: readonly T[],
+  limit: number,
+  plan: (candidate: T) => W | null,
+  apply: (candidate: T, write: W) => R,
+): R[] {
+  const written: R[] = [];
+  for (const candidate of candidates) {
+    if (written.length >= limit) break;
+    const write = plan(clone(candidate));
+    if (write !== null) written.push(apply(candidate, write));
+  }
+  return written;
+}
