@@ -1,5 +1,6 @@
 import { DocketError, type StoreCapabilities } from '@docket/core';
-import type { PostgresConnection, PostgresStore } from './connection.js';
+import { bindVerbs } from '@docket/core/store';
+import type { PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { startBatcher, transactBatcher } from './fast/group-commit.js';
@@ -60,22 +61,24 @@ export function createPostgresStore(
       ctx.connection = null;
       await current?.close();
     },
-    registerDefinition: (definition) => registerDefinition(ctx, definition),
-    createRun: (request) =>
-      request.maxRuns === null ? startGrouped(request) : createCappedRun(ctx, request, request.maxRuns),
-    getRun: (namespace, runId) => getRun(ctx, namespace, runId),
-    getHistory: (namespace, runId) => getHistory(ctx, namespace, runId),
-    callbackCounts: (namespace, runId) => callbackCounts(ctx, namespace, runId),
-    transact: (namespace, runId, plan, options) => transact(ctx, transactGrouped, namespace, runId, plan, options),
-    claimDue: (request) => selectAndApply(ctx, request, false),
-    recoverExpired: (request) => selectAndApply(ctx, { ...request, tasks: [] }, true),
-    nextDueAt: (namespace, tasks) => nextDueAt(ctx, namespace, tasks),
-    claimEvents: (request) => claimEvents(ctx, request),
-    transactEvent: (namespace, eventId, plan) => transactEvent(ctx, namespace, eventId, plan),
-    listEvents: (request) => listEvents(ctx, request),
-    listRuns: (request) => listRuns(ctx, request),
-    runCommand: (namespace, command, plan) => runCommand(ctx, namespace, command, plan),
-    collect: (request) => collect(ctx, request),
+    ...bindVerbs<PgContext, PostgresTransaction>(ctx, {
+      registerDefinition,
+      createRun: (c, request) =>
+        request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
+      getRun,
+      getHistory,
+      callbackCounts,
+      transact: (c, namespace, runId, plan, options) => transact(c, transactGrouped, namespace, runId, plan, options),
+      claimDue: (c, request) => selectAndApply(c, request, false),
+      recoverExpired: (c, request) => selectAndApply(c, { ...request, tasks: [] }, true),
+      nextDueAt,
+      claimEvents,
+      transactEvent,
+      listEvents,
+      listRuns,
+      runCommand,
+      collect,
+    }),
     subscribe: (listener) => subscribe(ctx, listener),
   };
 }

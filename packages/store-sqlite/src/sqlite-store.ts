@@ -1,4 +1,5 @@
 import type { Store, StoreCapabilities } from '@docket/core';
+import { bindVerbs } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { SqliteConnection } from './connection.js';
@@ -44,20 +45,22 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     open: () => connection.open(),
     close: () => connection.close(),
     subscribe: (listener) => connection.subscribe(listener),
-    registerDefinition: (definition) => registerDefinition(ctx, definition),
-    createRun: (request) => createRun(ctx, request),
-    getRun: (namespace, runId) => getRun(ctx, namespace, runId),
-    getHistory: (namespace, runId) => getHistory(ctx, namespace, runId),
-    callbackCounts: (namespace, runId) => callbackCounts(ctx, namespace, runId),
-    transact: (namespace, runId, plan) => transact(ctx, namespace, runId, plan),
-    claimDue: (request) => claim(ctx, request, false),
-    recoverExpired: (request) => claim(ctx, { ...request, tasks: [] }, true),
-    nextDueAt: (namespace, tasks) => nextDueAt(ctx, namespace, tasks),
-    claimEvents: (request) => claimEvents(ctx, request),
-    transactEvent: (namespace, eventId, plan) => transactEvent(ctx, namespace, eventId, plan),
-    listEvents: (request) => listEvents(ctx, request),
-    listRuns: (request) => listRuns(ctx, request),
-    runCommand: (namespace, command, plan) => runCommand(ctx, namespace, command, plan),
-    collect: (request) => collect(ctx, request),
+    ...bindVerbs<SqliteContext, SqliteTransaction>(ctx, {
+      registerDefinition,
+      createRun,
+      getRun,
+      getHistory,
+      callbackCounts,
+      transact,
+      claimDue: (c, request) => claim(c, request, false),
+      recoverExpired: (c, request) => claim(c, { ...request, tasks: [] }, true),
+      nextDueAt,
+      claimEvents,
+      transactEvent,
+      listEvents,
+      listRuns,
+      runCommand,
+      collect,
+    }),
   };
 }

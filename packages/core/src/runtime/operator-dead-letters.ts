@@ -4,36 +4,29 @@ import { DocketError } from '../util/errors.js';
 import type { DeadLetter, Operator, ReplayResult } from './operator.js';
 import {
   deadListSchema,
-  decodeCursor,
-  encodeCursor,
   hash,
+  listRequest,
   type OperatorScope,
+  pageOf,
   parse,
   replaySchema,
 } from './operator-input.js';
 
 /** `operator.deadLetters`: list the callback events that used up their attempts, and replay one. */
 export function operatorDeadLetters(scope: OperatorScope): Operator['deadLetters'] {
-  const { engine, assertUsable } = scope;
+  const { engine } = scope;
   return {
     async list(options = {}) {
       const operation = 'operator.deadLetters.list';
-      assertUsable(operation);
-      const o = parse(deadListSchema, options, operation);
-      const after = decodeCursor(o.cursor, { deadLetters: true }, operation);
-      const limit = o.limit ?? 50;
+      const { after, limit } = listRequest(scope, operation, deadListSchema, options, () => ({ deadLetters: true }));
       const events = await engine.store.listEvents({
         namespace: engine.namespace,
         status: 'dead_letter',
         limit: limit + 1,
         after,
       });
-      const page = events.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        items: page.map(deadLetterOf),
-        nextCursor: events.length > limit && last ? encodeCursor(last.eventId, { deadLetters: true }) : null,
-      };
+      const { page, nextCursor } = pageOf(events, limit, (event) => event.eventId, { deadLetters: true });
+      return { items: page.map(deadLetterOf), nextCursor };
     },
     replay: (input) => replay(scope, input),
   };

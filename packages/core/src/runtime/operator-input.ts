@@ -55,7 +55,7 @@ export function parse<T extends v.GenericSchema>(schema: T, input: unknown, oper
 export const hash = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
 /** An opaque cursor: the last id of a page and the hash of the filter it belongs to. */
-export function encodeCursor(after: string, filter: unknown): string {
+function encodeCursor(after: string, filter: unknown): string {
   return Buffer.from(JSON.stringify({ v: 1, a: after, f: hash(filter).slice(0, 16) })).toString('base64url');
 }
 
@@ -73,4 +73,33 @@ export function decodeCursor(cursor: string | undefined, filter: unknown, operat
     // falls through to the error below
   }
   throw new DocketError('CURSOR_INVALID', 'this cursor is malformed or belongs to another query', { operation });
+}
+
+/** One page of a listing read with `limit + 1` rows: the first `limit`, and the cursor to the rest, if any. */
+export function pageOf<T>(
+  rows: readonly T[],
+  limit: number,
+  idOf: (row: T) => string,
+  filter: unknown,
+): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(idOf(last), filter) : null };
+}
+
+/**
+ * The start of a listing: the queue usable, its options parsed, the filter they name, and the id the cursor
+ * continues after (checked against that filter), with the page size (default 50).
+ */
+export function listRequest<T extends v.GenericSchema<unknown, { limit?: number; cursor?: string }>, F>(
+  scope: OperatorScope,
+  operation: string,
+  schema: T,
+  options: unknown,
+  filterOf: (options: v.InferOutput<T>) => F,
+): { filter: F; after: string | null; limit: number } {
+  scope.assertUsable(operation);
+  const o = parse(schema, options, operation);
+  const filter = filterOf(o);
+  return { filter, after: decodeCursor(o.cursor, filter, operation), limit: o.limit ?? 50 };
 }

@@ -7,11 +7,11 @@ import { assertRunId } from '../util/ids.js';
 import type { Json } from '../util/json.js';
 import type { Operator, OperatorResult, RunCommand } from './operator.js';
 import {
-  decodeCursor,
-  encodeCursor,
   hash,
+  listRequest,
   listSchema,
   type OperatorScope,
+  pageOf,
   parse,
   runCommandSchema,
 } from './operator-input.js';
@@ -22,19 +22,16 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
   const { store, namespace } = engine;
   return {
     async list(options = {}) {
-      const operation = 'operator.runs.list';
-      assertUsable(operation);
-      const o = parse(listSchema, options, operation);
-      const filter = { taskName: o.taskName ?? null, status: o.status ?? null };
-      const after = decodeCursor(o.cursor, filter, operation);
-      const limit = o.limit ?? 50;
+      const { filter, after, limit } = listRequest(scope, 'operator.runs.list', listSchema, options, (o) => ({
+        taskName: o.taskName ?? null,
+        status: o.status ?? null,
+      }));
       const runs = await store.listRuns({ namespace, ...filter, limit: limit + 1, after });
-      const page = runs.slice(0, limit);
+      const { page, nextCursor } = pageOf(runs, limit, (run) => run.runId, filter);
       const items: RunInfo[] = await Promise.all(
         page.map(async (run) => toRunInfo(run, await store.callbackCounts(namespace, run.runId))),
       );
-      const last = page.at(-1);
-      return { items, nextCursor: runs.length > limit && last ? encodeCursor(last.runId, filter) : null };
+      return { items, nextCursor };
     },
     async get(runId) {
       assertUsable('operator.runs.get');

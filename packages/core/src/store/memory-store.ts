@@ -1,5 +1,6 @@
 import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/run-types.js';
 import type { Json } from '../util/json.js';
+import { bindVerbs } from './bind-verbs.js';
 import type { Store } from './contract.js';
 import { collect } from './memory/collect.js';
 import { registerDefinition, runCommand } from './memory/commands.js';
@@ -57,18 +58,20 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     raw,
     async open() {},
     async close() {},
-    registerDefinition: (definition) => registerDefinition(m, definition),
-    createRun: (request) => createRun(m, request),
-    ...runReads(m),
-    transact: (namespace, runId, plan) => transact(m, namespace, runId, plan),
-    claimDue: (request) => claimDue(m, request),
-    recoverExpired: (request) => recoverExpired(m, request),
-    nextDueAt: (namespace, tasks) => nextDueAt(m, namespace, tasks),
-    claimEvents: (request) => claimEvents(m, request),
-    transactEvent: (namespace, eventId, plan) => transactEvent(m, namespace, eventId, plan),
-    listEvents: (request) => listEvents(m, request),
-    listRuns: (request) => listRuns(m, request),
-    runCommand: (namespace, command, plan) => runCommand(m, namespace, command, plan),
-    collect: (request) => collect(m, request),
+    ...bindVerbs<MemoryState, MemoryTransaction>(m, {
+      registerDefinition,
+      createRun,
+      ...runReads,
+      transact,
+      claimDue,
+      recoverExpired,
+      nextDueAt,
+      claimEvents,
+      transactEvent,
+      listEvents,
+      listRuns,
+      runCommand,
+      collect,
+    }),
   };
 }

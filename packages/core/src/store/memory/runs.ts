@@ -49,22 +49,20 @@ export function createRun(m: MemoryState, request: CreateRunRequest): Promise<Cr
   });
 }
 
-/** `Store.getRun`, `getHistory` and `callbackCounts`. */
-export function runReads(m: MemoryState) {
-  return {
-    getRun: async (namespace: string, runId: string): Promise<RunRecord | null> =>
-      clone(m.runs.get(key(namespace, runId)) ?? null),
-    getHistory: async (namespace: string, runId: string): Promise<HistoryEntry[]> =>
-      clone(m.history.get(key(namespace, runId)) ?? []),
-    callbackCounts: async (namespace: string, runId: string): Promise<CallbackCounts> => {
-      const own: { status: string; n: number }[] = [];
-      for (const event of m.events.values()) {
-        if (event.namespace === namespace && event.runId === runId) own.push({ status: event.status, n: 1 });
-      }
-      return countCallbacks(own);
-    },
-  };
-}
+/** `Store.getRun`, `getHistory` and `callbackCounts`, as verbs. */
+export const runReads = {
+  getRun: async (m: MemoryState, namespace: string, runId: string): Promise<RunRecord | null> =>
+    clone(m.runs.get(key(namespace, runId)) ?? null),
+  getHistory: async (m: MemoryState, namespace: string, runId: string): Promise<HistoryEntry[]> =>
+    clone(m.history.get(key(namespace, runId)) ?? []),
+  callbackCounts: async (m: MemoryState, namespace: string, runId: string): Promise<CallbackCounts> => {
+    const own: { status: string; n: number }[] = [];
+    for (const event of m.events.values()) {
+      if (event.namespace === namespace && event.runId === runId) own.push({ status: event.status, n: 1 });
+    }
+    return countCallbacks(own);
+  },
+};
 
 /**
  * `Store.transact`: core's plan with a copy of the run and a staging transaction; its write and staged rows land
