@@ -1,18 +1,45 @@
 import { retryDelayMs } from './retry-policy.js';
 import type { CallbackEventRecord, CallbackPolicy, RunError } from './run-types.js';
 
+/** The error a dead letter keeps when its last delivery was abandoned: the deliverer died or lost its lease. */
+export const ABANDONED_DELIVERY: RunError = {
+  code: 'LEASE_EXPIRED',
+  name: 'Error',
+  message: 'the delivery lease expired without a result: the deliverer stopped or lost its lease',
+  truncated: false,
+};
+
 /**
  * Claims an event for a delivery attempt: `pending`/`retrying` when due, or `delivering` whose lease expired (the
- * deliverer died), becomes `delivering` under a new lease with `deliveryAttempt + 1`. Pure; `null` when not claimable.
+ * deliverer died), becomes `delivering` under a new lease with `deliveryAttempt + 1`. An abandoned delivery counts
+ * as an attempt: when it was the last of `attempts`, the event becomes a dead letter instead, and the late deliverer's
+ * answer (its token no longer the event's) changes nothing. Pure; `null` when not claimable.
  */
-export function claimEvent(event: CallbackEventRecord, owner: string, leaseMs: number, now: number) {
+export function claimEvent(
+  event: CallbackEventRecord,
+  owner: string,
+  leaseMs: number,
+  attempts: number,
+  now: number,
+): CallbackEventRecord | null {
   const due = (event.status === 'pending' || event.status === 'retrying') && event.dueAt <= now;
   const abandoned = event.status === 'delivering' && event.lease !== null && event.lease.expiresAt <= now;
   if (!due && !abandoned) return null;
   const revision = event.revision + 1;
+  if (abandoned && event.deliveryAttempt >= attempts) {
+    return {
+      ...event,
+      status: 'dead_letter',
+      revision,
+      lease: null,
+      deadAt: now,
+      lastError: ABANDONED_DELIVERY,
+      updatedAt: now,
+    };
+  }
   return {
     ...event,
-    status: 'delivering' as const,
+    status: 'delivering',
     deliveryAttempt: event.deliveryAttempt + 1,
     revision,
     lease: { owner, token: revision, expiresAt: now + leaseMs },

@@ -75,6 +75,7 @@ export class CallbackLoop {
     const { engine } = this;
     const tasks = this.tasks();
     const owner = `callbacks:${engine.options.runtime.workerId}`;
+    const attempts = engine.options.defaults.callbackPolicy.attempts;
     while (this.running) {
       let claimed = 0;
       const free = engine.options.runtime.callbackConcurrency - this.inflight.size;
@@ -86,10 +87,13 @@ export class CallbackLoop {
             tasks,
             limit: free,
             now,
-            plan: (event) => claimEvent(event, owner, engine.options.protocol.leaseMs, now),
+            plan: (event) => claimEvent(event, owner, engine.options.protocol.leaseMs, attempts, now),
           });
           claimed = events.length;
-          for (const event of events) this.deliver(event);
+          for (const event of events) {
+            if (event.status === 'delivering') this.deliver(event);
+            else this.abandoned(event);
+          }
           this.lastError = null;
         } catch (error) {
           this.lastError = error;
@@ -102,6 +106,27 @@ export class CallbackLoop {
         await this.waker.sleep(engine.options.protocol.pollMs);
       }
     }
+  }
+
+  /** An abandoned delivery that was the event's last attempt: the claim made it a dead letter. */
+  private abandoned(event: CallbackEventRecord): void {
+    this.report(event, event, event.lastError);
+  }
+
+  /** Reports a settled delivery attempt to telemetry. */
+  private report(event: CallbackEventRecord, written: CallbackEventRecord, error: RunError | null): void {
+    const { engine } = this;
+    emitTelemetry(engine.options.telemetry.sink, {
+      type: 'delivery',
+      namespace: engine.namespace,
+      runId: event.runId,
+      eventId: event.eventId,
+      kind: event.kind,
+      deliveryAttempt: event.deliveryAttempt,
+      outcome:
+        written.status === 'delivered' ? 'delivered' : written.status === 'dead_letter' ? 'dead_letter' : 'retrying',
+      ...(error === null ? {} : { error: { code: error.code, message: error.message } }),
+    });
   }
 
   private deliver(event: CallbackEventRecord): void {
@@ -153,21 +178,7 @@ export class CallbackLoop {
           return { write, value: write };
         });
         if (written && !closing) {
-          emitTelemetry(engine.options.telemetry.sink, {
-            type: 'delivery',
-            namespace: engine.namespace,
-            runId: event.runId,
-            eventId: event.eventId,
-            kind: event.kind,
-            deliveryAttempt: event.deliveryAttempt,
-            outcome:
-              written.status === 'delivered'
-                ? 'delivered'
-                : written.status === 'dead_letter'
-                  ? 'dead_letter'
-                  : 'retrying',
-            ...(outcome.ok ? {} : { error: { code: outcome.error.code, message: outcome.error.message } }),
-          });
+          this.report(event, written, outcome.ok ? null : outcome.error);
         }
         if (written?.status === 'retrying')
           setTimeout(() => this.wake(), Math.max(0, written.dueAt - engine.now())).unref?.();

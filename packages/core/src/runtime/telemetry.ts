@@ -1,4 +1,5 @@
 import type { HistoryEntry } from '../machine/run-types.js';
+import { isThenable } from '../util/thenable.js';
 
 /** A structured lifecycle event given to `telemetry.sink`: one per transition and one per callback delivery. */
 export type TelemetryEvent =
@@ -21,12 +22,24 @@ export type TelemetryEvent =
       error?: { code: string; message: string };
     };
 
-/** Calls the sink for an event and never lets a throwing sink break the runtime. */
-export function emitTelemetry(sink: ((event: TelemetryEvent) => void) | null, event: TelemetryEvent): void {
+/**
+ * Calls the sink for an event and never lets a failing sink break the runtime: a throw or a rejected promise is
+ * caught and reported as one JSON line on stderr (a telemetry sink is an observer: its failure must not change what
+ * the runtime does, nor crash the process with an unhandled rejection).
+ */
+export function emitTelemetry(sink: ((event: TelemetryEvent) => unknown) | null, event: TelemetryEvent): void {
   if (sink === null) return;
   try {
-    sink(event);
-  } catch {
-    // A telemetry sink is an observer: its failure must not change what the runtime does.
+    const result = sink(event);
+    if (isThenable(result)) Promise.resolve(result).catch((error: unknown) => sinkFailed(event, error));
+  } catch (error) {
+    sinkFailed(event, error);
   }
+}
+
+function sinkFailed(event: TelemetryEvent, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'warn', msg: 'telemetry sink failed', event: event.type, runId: event.runId, error: message })}\n`,
+  );
 }

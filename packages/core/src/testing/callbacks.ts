@@ -1,7 +1,8 @@
 import { expect, it } from 'vitest';
+import { claimEvent, settleEvent } from '../machine/event-machine.js';
 import type { CallbackContext } from '../runtime/handlers.js';
 import type { TelemetryEvent } from '../runtime/telemetry.js';
-import { describeArea, type HarnessFactory, waitFor, waitForStatus } from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
 
 /** Callback delivery: retries, counts, dead letters, replay, telemetry. */
 export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
@@ -108,6 +109,60 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const { runId } = await opened.task.start({ query: null });
       await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 3, 'three deliveries');
       expect(sequences.sort()).toEqual([1, 2, 3]);
+    });
+
+    it('counts an abandoned delivery as an attempt: the last one makes a dead letter, and a late answer changes nothing', async () => {
+      const h = await area.harness();
+      const clock = manualClock();
+      const task = { name: 'abandoned', version: '1' };
+      const opened = await area.open(
+        h.store,
+        { ...task, events: ['success'] },
+        { execute: (ctx) => ctx.end() },
+        {
+          clock,
+          defaults: { callbackPolicy: { attempts: 2 } },
+        },
+      );
+      const { runId } = await opened.task.start({ query: null });
+      await waitForStatus(opened.task, runId, 'success');
+      // Deliverers that claim the event and die: nobody answers, nobody renews the lease.
+      const claimAsDeadDeliverer = () => {
+        const now = clock.now();
+        return h.store.claimEvents({
+          namespace: 'default',
+          tasks: [{ ...task, kinds: ['success'] }],
+          limit: 1,
+          now,
+          plan: (event) => claimEvent(event, 'callbacks:dead', 3000, 2, now),
+        });
+      };
+      const [first] = await claimAsDeadDeliverer();
+      expect(first).toMatchObject({ status: 'delivering', deliveryAttempt: 1 });
+      clock.advance(3001);
+      const [second] = await claimAsDeadDeliverer();
+      expect(second).toMatchObject({ status: 'delivering', deliveryAttempt: 2 });
+      clock.advance(3001);
+      const [third] = await claimAsDeadDeliverer();
+      expect(third).toMatchObject({ status: 'dead_letter', deliveryAttempt: 2, lease: null });
+      expect(third?.lastError?.code).toBe('LEASE_EXPIRED');
+      // The second deliverer answers late: its token is stale, the dead letter stays.
+      const late = await h.store.transactEvent('default', `${runId}:1:success`, (current) => {
+        const write =
+          current &&
+          settleEvent(
+            current,
+            second!.lease!.token,
+            { ok: true },
+            { attempts: 2, backoff: { baseMs: 1, maxMs: 1 } },
+            clock.now(),
+          );
+        return { write, value: write };
+      });
+      expect(late).toBeNull();
+      expect((await opened.task.get(runId))?.callbacks).toEqual({ pending: 0, delivered: 0, deadLetters: 1 });
+      const { items } = await opened.queue.operator.deadLetters.list();
+      expect(items).toMatchObject([{ eventId: `${runId}:1:success`, deliveryAttempt: 2 }]);
     });
   });
 }
