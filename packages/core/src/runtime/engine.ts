@@ -28,6 +28,10 @@ export interface InFlight {
   /** Stops the page: aborts its signal (now, or when it is made) and settles the outcome `executePage` awaits. */
   abort(reason: Error): void;
   stopReason: StopReason | null;
+  /** False while the handler's promise is pending, even after a stop ended the page first. */
+  readonly handlerSettled: boolean;
+  /** Called once when a handler still running at its page's end settles. */
+  onHandlerSettled: (() => void) | null;
 }
 
 /** The state one queue's runtime shares between its task API, workers and executions. */
@@ -38,6 +42,11 @@ export class Engine {
   private readonly waker = new Waker();
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
+  /**
+   * Pages that ended (stopped by a timeout, cancel, deadline or close and settled) while their handler, which ignored
+   * its signal, still runs. Each keeps its slot until the handler settles, so such handlers cannot pile up.
+   */
+  straggling = 0;
   /** Set by the worker loop while every slot is taken: the next freed slot wakes it. */
   waitingForSlot = false;
 

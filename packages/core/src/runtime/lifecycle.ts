@@ -47,6 +47,12 @@ export class QueueLifecycle {
     const reasons: string[] = [];
     if (this.workers?.lastError) reasons.push(`workers: ${(this.workers.lastError as Error).message}`);
     if (this.callbacks?.lastError) reasons.push(`callbacks: ${(this.callbacks.lastError as Error).message}`);
+    const straggling = this.engine.straggling;
+    if (straggling > 0) {
+      reasons.push(
+        `workers: ${straggling} stopped page(s) whose handler ignored ctx.signal still run, each holding its slot`,
+      );
+    }
     return reasons;
   }
 
@@ -123,10 +129,12 @@ export class QueueLifecycle {
       await this.options.store.close();
     }
     this.state = 'closed';
+    // Handlers that ignored their stop are still running: the close report counts them.
+    const remainingExecutions = Math.max(executions.remaining, this.engine.straggling);
     return {
       status: 'closed',
       timedOut: executions.timedOut || remainingCallbacks > 0,
-      remainingExecutions: executions.remaining,
+      remainingExecutions,
       remainingCallbacks,
     };
   }

@@ -44,10 +44,22 @@ function plainSettle(engine: Engine, run: RunRecord, control: Control): Promise<
   );
 }
 
-/** A page settled (or failed to): it is no longer in flight, and its slot is free. */
+/**
+ * A page settled (or failed to): it is no longer in flight. Its slot is free now, or, when its handler ignored a stop
+ * and still runs, once that handler settles (`engine.straggling` counts such pages meanwhile).
+ */
 export function endPage(engine: Engine, runId: string): void {
+  const flight = engine.inflight.get(runId);
   engine.inflight.delete(runId);
-  engine.slotFreed();
+  if (flight === undefined || flight.handlerSettled) {
+    engine.slotFreed();
+    return;
+  }
+  engine.straggling++;
+  flight.onHandlerSettled = () => {
+    engine.straggling--;
+    engine.slotFreed();
+  };
 }
 
 /**

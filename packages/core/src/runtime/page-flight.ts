@@ -24,6 +24,10 @@ export class PageFlight implements InFlight {
   /** The promise `outcome` answers, made on first read: a page whose handler ended synchronously never needs one. */
   private promised: Promise<Outcome> | null = null;
   private resolve: ((outcome: Outcome) => void) | null = null;
+  /** False while a handler's promise is pending, even after a stop settled the outcome first. */
+  handlerSettled = true;
+  /** Called once when a handler that was still running at its page's end finally settles. */
+  onHandlerSettled: (() => void) | null = null;
 
   constructor(
     readonly runId: string,
@@ -82,9 +86,23 @@ export class PageFlight implements InFlight {
       this.settle({ kind: 'returned', value });
       return;
     }
+    this.handlerSettled = false;
     Promise.resolve(value).then(
-      (resolved) => this.settle({ kind: 'returned', value: resolved }),
-      (error: unknown) => this.settle({ kind: 'threw', error }),
+      (resolved) => {
+        this.handlerDone();
+        this.settle({ kind: 'returned', value: resolved });
+      },
+      (error: unknown) => {
+        this.handlerDone();
+        this.settle({ kind: 'threw', error });
+      },
     );
+  }
+
+  private handlerDone(): void {
+    this.handlerSettled = true;
+    const done = this.onHandlerSettled;
+    this.onHandlerSettled = null;
+    done?.();
   }
 }

@@ -98,7 +98,7 @@ export class WorkerLoop {
           });
           for (const run of recovered) engine.written({ run, history: [], events: [] });
         }
-        const free = engine.options.runtime.concurrency - engine.inflight.size;
+        const free = engine.options.runtime.concurrency - engine.inflight.size - engine.straggling;
         if (free > 0 && tasks.length > 0 && this.running) {
           const claimNow = engine.now();
           const planned: RunWrite[] = [];
