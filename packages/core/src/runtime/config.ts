@@ -71,7 +71,7 @@ const optionsSchema = v.strictObject({
       maxRuns: v.optional(int(1, Number.MAX_SAFE_INTEGER)),
       queryBytes: v.optional(int(1, 64 * 1024 * 1024)),
       stateBytes: v.optional(int(1, 64 * 1024 * 1024)),
-      errorBytes: v.optional(int(64, 16 * 1024 * 1024)),
+      errorBytes: v.optional(int(256, 16 * 1024 * 1024)),
     }),
   ),
   retention: v.optional(

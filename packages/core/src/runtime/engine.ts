@@ -1,3 +1,4 @@
+import { summarizeError } from '../machine/run-error.js';
 import type { RunError } from '../machine/run-types.js';
 import type { RunWrite, Store } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
@@ -170,27 +171,9 @@ export class Engine {
     flight.abort(abortError(reason));
   }
 
-  /** Summarises a thrown value as a `RunError`, its message cut to `limits.errorBytes`. */
+  /** Summarises a thrown value as a `RunError` whose stored JSON is at most `limits.errorBytes` bytes. */
   toRunError(error: unknown): RunError {
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : null;
-    let code = error instanceof DocketError ? error.code : codeOf(error);
-    if (code === 'BUSINESS_ERROR' && cause) code = codeOf(cause);
-    const name = error instanceof Error ? error.name : typeof error;
-    let message = error instanceof Error ? error.message : String(error);
-    // Wrappers (ORMs, drivers) often keep the useful part in `cause`: keep it in the summary.
-    if (cause && !message.includes(cause.message)) message = `${message}: ${cause.message}`;
-    const limit = this.options.limits.errorBytes;
-    const bytes = Buffer.from(message, 'utf8');
-    if (bytes.length <= limit) return { code, name, message, truncated: false };
-    return {
-      code,
-      name,
-      message: bytes
-        .subarray(0, limit)
-        .toString('utf8')
-        .replace(/\uFFFD$/, ''),
-      truncated: true,
-    };
+    return summarizeError(error, this.options.limits.errorBytes);
   }
 
   /** A short detail object for history, from a check's answer. */
@@ -201,11 +184,6 @@ export class Engine {
     if (answer.detail !== undefined) detail.detail = answer.detail;
     return detail;
   }
-}
-
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : 'BUSINESS_ERROR';
 }
 
 /** The `reason` given to an aborted `ctx.signal`: an `AbortError` naming why. */

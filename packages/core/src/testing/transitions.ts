@@ -78,22 +78,25 @@ export function transitionsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(info.error).toEqual({ code: 'OUT_OF_STOCK', name: 'Error', message: 'no stock', truncated: false });
     });
 
-    it('marks an error without a code BUSINESS_ERROR and truncates long messages to errorBytes', async () => {
+    it('marks an error without a code BUSINESS_ERROR and truncates it to errorBytes as stored', async () => {
       const h = await area.harness();
       const opened = await area.open(
         h.store,
         { name: 'longerr', version: '1', policy: { attempts: 1 } },
         {
           execute() {
-            throw new Error('x'.repeat(500));
+            throw new Error('x'.repeat(1000));
           },
         },
-        { limits: { errorBytes: 100 } },
+        { limits: { errorBytes: 300 } },
       );
       const { runId } = await opened.task.start({ query: null });
       const info = await waitForStatus(opened.task, runId, 'failed');
       expect(info.error).toMatchObject({ code: 'BUSINESS_ERROR', truncated: true });
-      expect(info.error?.message).toHaveLength(100);
+      const stored = Buffer.byteLength(JSON.stringify(info.error), 'utf8');
+      expect(stored).toBeLessThanOrEqual(300);
+      expect(stored).toBeGreaterThan(290);
+      expect(info.error?.message).toBe('x'.repeat(info.error?.message.length ?? 0));
     });
 
     it('times an attempt out through ctx.signal and retries it (ATTEMPT_TIMEOUT)', async () => {
