@@ -1,4 +1,4 @@
-import type { HistoryEntry, RunInfo } from '@docket/core';
+import type { HistoryEntry, RunInfo, RunListItem } from '@docket/core';
 
 /** Whether to colour output: only on a terminal, and never with NO_COLOR set. */
 export function useColour(stream: NodeJS.WriteStream): boolean {
@@ -45,7 +45,7 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 /** The runs table: id, status, reason, task, page, attempt, age, revision. */
-export function runsTable(runs: RunInfo[], colour: boolean): string {
+export function runsTable(runs: RunListItem[], colour: boolean): string {
   return table(
     ['RUN', 'STATUS', 'REASON', 'TASK', 'PAGE', 'ATTEMPT', 'AGE', 'REVISION'],
     runs.map((r) => [

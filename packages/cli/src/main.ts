@@ -38,6 +38,7 @@ const FLAGS = {
   task: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  payloads: { type: 'boolean' },
   reason: { type: 'string' },
   'expected-revision': { type: 'string' },
   'command-id': { type: 'string' },
@@ -52,7 +53,7 @@ function parse(argv: string[]) {
 
 /** Which flags each command takes beside the global ones. */
 const ALLOWED: Record<string, string[]> = {
-  'runs list': ['status', 'task', 'limit', 'cursor'],
+  'runs list': ['status', 'task', 'limit', 'cursor', 'payloads'],
   'runs get': [],
   'runs history': [],
   'runs cancel': ['reason', 'expected-revision', 'command-id'],
@@ -179,6 +180,7 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
         ...(o.status ? { status: o.status as RunStatus } : {}),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.cursor ? { cursor: o.cursor } : {}),
+        ...(o.payloads ? { payloads: true } : {}),
       });
       print(page, () => {
         const lines = [page.items.length === 0 ? 'no runs' : runsTable(page.items, io.colour)];

@@ -2,7 +2,7 @@
 export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgres://...> [--schema <s>]] [--namespace <ns>] [--json] <command>
 
 commands:
-  runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>]
+  runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>] [--payloads]
   runs get <runId>
   runs history <runId>
   runs cancel|pause|resume <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
@@ -22,8 +22,8 @@ const steer = (
 
 /** Each command's own usage. */
 export const COMMAND_USAGE: Record<string, string> = {
-  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--limit <n, max 200>] [--cursor <c>]
-  Lists runs in creation order: status, reason, task, page, attempt, age, revision.`,
+  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
+  Lists runs newest first: status, reason, task, page, attempt, age, revision (--payloads: query and state too, with --json).`,
   'runs get': 'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included.',
   'runs history':
     'usage: docket --db <file> runs history <runId>\n  Shows every transition in order, with time, reason, actor and detail.',

@@ -103,10 +103,14 @@ describe('docket runs', () => {
     const failed = json(['runs', 'list', '--status', 'failed']);
     expect(failed.items.map((r: { runId: string }) => r.runId)).toEqual([ids.failed]);
     const idle = json(['runs', 'list', '--task', 'idle', '--limit', '2']);
-    expect(idle.items.map((r: { runId: string }) => r.runId)).toEqual(ids.idle.slice(0, 2));
+    const newestIdle = [...ids.idle].reverse();
+    expect(idle.items.map((r: { runId: string }) => r.runId)).toEqual(newestIdle.slice(0, 2));
+    expect(idle.items[0]).not.toHaveProperty('query');
     const next = json(['runs', 'list', '--task', 'idle', '--limit', '2', '--cursor', idle.nextCursor]);
     expect(next).toMatchObject({ nextCursor: null });
-    expect(next.items.map((r: { runId: string }) => r.runId)).toEqual([ids.idle[2]]);
+    expect(next.items.map((r: { runId: string }) => r.runId)).toEqual([newestIdle[2]]);
+    const payloads = json(['runs', 'list', '--task', 'idle', '--limit', '1', '--payloads']);
+    expect(payloads.items[0]).toMatchObject({ runId: newestIdle[0], query: 2 });
     const human = docket(['--db', db, 'runs', 'list', '--status', 'success']);
     expect(human.code).toBe(0);
     const lines = human.out.trim().split('\n');

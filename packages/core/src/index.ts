@@ -33,7 +33,15 @@ export type {
   ValidateEventContext,
 } from './runtime/handlers.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/model.js';
-export type { DeadLetter, Health, Operator, OperatorResult, ReplayResult, RunCommand } from './runtime/operator.js';
+export type {
+  DeadLetter,
+  Health,
+  Operator,
+  OperatorResult,
+  ReplayResult,
+  RunCommand,
+  RunListItem,
+} from './runtime/operator.js';
 export {
   type CloseResult,
   type CreateQueueOptions,
@@ -41,7 +49,7 @@ export {
   type Queue,
   type QueueState,
 } from './runtime/queue.js';
-export type { BatchTask, CancelResult, RunOptions, StartInput } from './runtime/task.js';
+export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
 export type { TelemetryEvent } from './runtime/telemetry.js';
 export type { DeliverResult } from './runtime/triggers.js';
 export type { Store, StoreCapabilities } from './store/contract.js';

@@ -33,7 +33,7 @@ function eventOf(runId: string, eventId: string, sequence: number): CallbackEven
 }
 
 describe('memory store callback events', () => {
-  it('claims events due at the same time in code-unit order of their ids, as it lists them', async () => {
+  it('claims events due at the same time in code-unit order of their ids, the order it lists them in reversed', async () => {
     const store = memoryStore();
     const run = runIn('pending', { revision: 1 });
     await store.createRun({
@@ -54,7 +54,7 @@ describe('memory store callback events', () => {
       },
       value: null,
     }));
-    const listed = await store.listEvents({ namespace: 'default', status: 'pending', limit: 2, after: null });
+    const listed = await store.listEvents({ namespace: 'default', status: 'pending', limit: 2, before: null });
     const claimed = await store.claimEvents({
       namespace: 'default',
       tasks: [{ name: 't', version: '1', kinds: ['success'] }],
@@ -68,7 +68,8 @@ describe('memory store callback events', () => {
         lease: { owner: 'w', token: 1, expiresAt: 50 },
       }),
     });
-    expect(listed.map((e) => e.eventId)).toEqual([ids[1], ids[0]]);
+    // Listings are newest first: code-unit order, descending.
+    expect(listed.map((e) => e.eventId)).toEqual([ids[0], ids[1]]);
     expect(claimed.map((e) => e.eventId)).toEqual([ids[1]]);
   });
 });

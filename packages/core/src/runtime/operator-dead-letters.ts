@@ -18,14 +18,16 @@ export function operatorDeadLetters(scope: OperatorScope): Operator['deadLetters
   return {
     async list(options = {}) {
       const operation = 'operator.deadLetters.list';
-      const { after, limit } = listRequest(scope, operation, deadListSchema, options, () => ({ deadLetters: true }));
+      const { filter, before, limit } = listRequest(scope, operation, deadListSchema, options, () => ({
+        deadLetters: true,
+      }));
       const events = await engine.store.listEvents({
         namespace: engine.namespace,
         status: 'dead_letter',
         limit: limit + 1,
-        after,
+        before,
       });
-      const { page, nextCursor } = pageOf(events, limit, (event) => event.eventId, { deadLetters: true });
+      const { page, nextCursor } = pageOf(events, limit, (event) => event.eventId, filter);
       return { items: page.map(deadLetterOf), nextCursor };
     },
     replay: (input) => replay(scope, input),

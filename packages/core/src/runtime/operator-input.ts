@@ -28,6 +28,7 @@ export const replaySchema = v.strictObject({
 /** `runs.list` options. */
 export const listSchema = v.strictObject({
   taskName: v.optional(nameSchema),
+  payloads: v.optional(v.boolean()),
   status: v.optional(v.picklist(RUN_STATUSES)),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
   cursor: v.optional(v.string()),
@@ -54,25 +55,34 @@ export function parse<T extends v.GenericSchema>(schema: T, input: unknown, oper
 /** The SHA-256 of a value's canonical JSON: a command's request hash. */
 export const hash = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
-/** An opaque cursor: the last id of a page and the hash of the filter it belongs to. */
-function encodeCursor(after: string, filter: unknown): string {
-  return Buffer.from(JSON.stringify({ v: 1, a: after, f: hash(filter).slice(0, 16) })).toString('base64url');
+/** The check sum a cursor carries over its own fields: any edit of them makes it `CURSOR_INVALID`. */
+const cursorSum = (before: string, filterHash: string) => hash({ v: 2, b: before, f: filterHash }).slice(0, 16);
+
+/**
+ * An opaque cursor: the last id of a page, the hash of the namespace and filter it belongs to, and a check sum over
+ * both. It continues only the listing it came from: another namespace, another filter or an edited cursor is refused.
+ */
+function encodeCursor(last: string, filter: unknown): string {
+  const f = hash(filter).slice(0, 16);
+  return Buffer.from(JSON.stringify({ v: 2, b: last, f, s: cursorSum(last, f) })).toString('base64url');
 }
 
-/** The id a cursor continues after, or `CURSOR_INVALID` when it is malformed or made for another filter. */
+/** The id a cursor continues below, or `CURSOR_INVALID` when it is malformed, edited or made for another listing. */
 export function decodeCursor(cursor: string | undefined, filter: unknown, operation: string): string | null {
   if (cursor === undefined) return null;
   try {
-    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
-      v?: number;
-      a?: unknown;
-      f?: unknown;
-    };
-    if (decoded.v === 1 && typeof decoded.a === 'string' && decoded.f === hash(filter).slice(0, 16)) return decoded.a;
+    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const { v, b, f, s } = decoded;
+    const f16 = hash(filter).slice(0, 16);
+    if (v === 2 && typeof b === 'string' && f === f16 && s === cursorSum(b, f16) && Object.keys(decoded).length === 4) {
+      return b;
+    }
   } catch {
     // falls through to the error below
   }
-  throw new DocketError('CURSOR_INVALID', 'this cursor is malformed or belongs to another query', { operation });
+  throw new DocketError('CURSOR_INVALID', 'this cursor is malformed, was edited, or belongs to another listing', {
+    operation,
+  });
 }
 
 /** One page of a listing read with `limit + 1` rows: the first `limit`, and the cursor to the rest, if any. */
@@ -97,9 +107,10 @@ export function listRequest<T extends v.GenericSchema<unknown, { limit?: number;
   schema: T,
   options: unknown,
   filterOf: (options: v.InferOutput<T>) => F,
-): { filter: F; after: string | null; limit: number } {
+): { filter: F & { namespace: string }; before: string | null; limit: number } {
   scope.assertUsable(operation);
   const o = parse(schema, options, operation);
-  const filter = filterOf(o);
-  return { filter, after: decodeCursor(o.cursor, filter, operation), limit: o.limit ?? 50 };
+  // The namespace is part of every listing's filter: a cursor never continues another namespace's listing.
+  const filter = { namespace: scope.engine.namespace, ...filterOf(o) };
+  return { filter, before: decodeCursor(o.cursor, filter, operation), limit: o.limit ?? 50 };
 }

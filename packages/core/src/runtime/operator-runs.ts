@@ -5,7 +5,7 @@ import type { RunWrite } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import { assertRunId } from '../util/ids.js';
 import type { Json } from '../util/json.js';
-import type { Operator, OperatorResult, RunCommand } from './operator.js';
+import type { Operator, OperatorResult, RunCommand, RunListItem } from './operator.js';
 import {
   hash,
   listRequest,
@@ -22,14 +22,15 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
   const { store, namespace } = engine;
   return {
     async list(options = {}) {
-      const { filter, after, limit } = listRequest(scope, 'operator.runs.list', listSchema, options, (o) => ({
+      const payloads = (options as { payloads?: unknown } | null)?.payloads === true;
+      const { filter, before, limit } = listRequest(scope, 'operator.runs.list', listSchema, options, (o) => ({
         taskName: o.taskName ?? null,
         status: o.status ?? null,
       }));
-      const runs = await store.listRuns({ namespace, ...filter, limit: limit + 1, after });
+      const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
       const { page, nextCursor } = pageOf(runs, limit, (run) => run.runId, filter);
-      const items: RunInfo[] = await Promise.all(
-        page.map(async (run) => toRunInfo(run, await store.callbackCounts(namespace, run.runId))),
+      const items = await Promise.all(
+        page.map(async (run) => listItem(toRunInfo(run, await store.callbackCounts(namespace, run.runId)), payloads)),
       );
       return { items, nextCursor };
     },
@@ -129,4 +130,11 @@ function decideRunCommand(
     write: transitionWrite(decision),
     result: { kind: 'applied', runId: run.runId, revision, status, changed: true },
   };
+}
+
+/** A listed run: its `RunInfo` without `query` and `state` unless the listing asked for them. */
+function listItem(info: RunInfo, payloads: boolean): RunListItem {
+  if (payloads) return info;
+  const { query: _query, state: _state, ...item } = info;
+  return item;
 }

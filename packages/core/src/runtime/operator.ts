@@ -4,6 +4,9 @@ import { operatorDeadLetters } from './operator-dead-letters.js';
 import type { OperatorScope } from './operator-input.js';
 import { operatorRuns } from './operator-runs.js';
 
+/** A run as `runs.list` shows it: its `RunInfo`, with `query` and `state` only when the listing asked for them. */
+export type RunListItem = Omit<RunInfo, 'query' | 'state'> & Partial<Pick<RunInfo, 'query' | 'state'>>;
+
 /** What `runs.pause|resume|cancel` answer. */
 export type OperatorResult =
   | { kind: 'not_found'; runId: string }
@@ -34,10 +37,17 @@ export interface Health {
 /** The operator API: list and steer runs, replay dead letters, collect, check health. */
 export interface Operator {
   runs: {
-    list(options?: { taskName?: string; status?: RunStatus; limit?: number; cursor?: string }): Promise<{
-      items: RunInfo[];
-      nextCursor: string | null;
-    }>;
+    /**
+     * Runs newest first, optionally of one task and status, `limit` (default 50, at most 200) at a time; items carry
+     * `query` and `state` only with `payloads: true`.
+     */
+    list(options?: {
+      taskName?: string;
+      status?: RunStatus;
+      limit?: number;
+      cursor?: string;
+      payloads?: boolean;
+    }): Promise<{ items: RunListItem[]; nextCursor: string | null }>;
     /** Reads any run of the namespace, whatever its task (`null` when there is none). */
     get(runId: string): Promise<RunInfo | null>;
     /** Any run's history in `seq` order (`[]` when there is none). */
@@ -47,6 +57,7 @@ export interface Operator {
     cancel(command: RunCommand): Promise<OperatorResult>;
   };
   deadLetters: {
+    /** Dead letters newest first, `limit` (default 50, at most 200) at a time. */
     list(options?: { limit?: number; cursor?: string }): Promise<{ items: DeadLetter[]; nextCursor: string | null }>;
     replay(command: {
       eventId: string;

@@ -84,10 +84,10 @@ export interface Store<Tx = unknown> {
   /** Like `transact`, for one callback event: the plan's event write must have `revision = current.revision + 1`. */
   transactEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>): Promise<T>;
 
-  /** Lists callback events in one status by `eventId` order, after the `after` id. */
+  /** Lists callback events in one status newest first (by `eventId`, which starts with its run id), below `before`. */
   listEvents(request: ListEventsRequest): Promise<CallbackEventRecord[]>;
 
-  /** Lists runs by `runId` order (creation order), optionally by task name and status, after the `after` id. */
+  /** Lists runs newest first (by `runId`, which starts with the creation time), optionally by task name and status, below the `before` id. */
   listRuns(request: ListRunsRequest): Promise<RunRecord[]>;
 
   /**
@@ -207,7 +207,8 @@ export interface ListEventsRequest {
   namespace: string;
   status: CallbackEventStatus;
   limit: number;
-  after: string | null;
+  /** Only events whose id sorts below this one (the previous page's last); `null` from the newest. */
+  before: string | null;
 }
 
 /** What `listRuns` selects. */
@@ -216,7 +217,8 @@ export interface ListRunsRequest {
   taskName: string | null;
   status: RunStatus | null;
   limit: number;
-  after: string | null;
+  /** Only runs whose id sorts below this one (the previous page's last); `null` from the newest. */
+  before: string | null;
 }
 
 /** An operator command's identity: its id, the hash of its request, and the run or event it targets. */

@@ -12,26 +12,43 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
       return opened;
     }
 
-    it('lists runs by task and status with cursors, and refuses a foreign cursor', async () => {
+    it('lists runs newest first by task and status, without payloads unless asked, and refuses edited or foreign cursors', async () => {
       await area.harness();
       const a = await producer('list-a');
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await a.task.start({ query: i })).runId);
       await a.task.cancel(ids[1]!);
       const op = a.queue.operator;
+      const newest = [...ids].reverse();
       const first = await op.runs.list({ taskName: 'list-a', limit: 2 });
-      expect(first.items.map((r) => r.runId)).toEqual(ids.slice(0, 2));
+      expect(first.items.map((r) => r.runId)).toEqual(newest.slice(0, 2));
+      expect(first.items[0]).not.toHaveProperty('query');
+      expect(first.items[0]).not.toHaveProperty('state');
       const second = await op.runs.list({ taskName: 'list-a', limit: 2, cursor: first.nextCursor! });
-      expect(second.items.map((r) => r.runId)).toEqual(ids.slice(2, 4));
+      expect(second.items.map((r) => r.runId)).toEqual(newest.slice(2, 4));
       const third = await op.runs.list({ taskName: 'list-a', limit: 2, cursor: second.nextCursor! });
       expect(third).toMatchObject({ nextCursor: null });
-      expect(third.items.map((r) => r.runId)).toEqual([ids[4]]);
+      expect(third.items.map((r) => r.runId)).toEqual([newest[4]]);
+      const withPayloads = await op.runs.list({ taskName: 'list-a', limit: 1, payloads: true });
+      expect(withPayloads.items[0]).toMatchObject({ runId: newest[0], query: 4, state: null });
       const cancelled = await op.runs.list({ status: 'cancelled' });
       expect(cancelled.items.map((r) => r.runId)).toEqual([ids[1]]);
-      for (const cursor of ['nonsense', first.nextCursor!]) {
-        const error = await op.runs.list({ status: 'pending', cursor }).catch((e: unknown) => e);
+      // An edited cursor: the same fields with the id moved, the check sum left as it was.
+      const fields = JSON.parse(Buffer.from(first.nextCursor!, 'base64url').toString('utf8'));
+      const edited = Buffer.from(JSON.stringify({ ...fields, b: newest[0] })).toString('base64url');
+      for (const cursor of ['nonsense', first.nextCursor!, edited]) {
+        const filter = cursor === edited ? { taskName: 'list-a' } : { status: 'pending' as const };
+        const error = await op.runs.list({ ...filter, cursor }).catch((e: unknown) => e);
         expect(isDocketError(error, 'CURSOR_INVALID')).toBe(true);
       }
+      const other = await area.open(area.h.store, { name: 'list-a', version: '1' }, undefined, {
+        namespace: 'elsewhere',
+        runtime: { mode: 'producer' },
+      });
+      const foreign = await other.queue.operator.runs
+        .list({ taskName: 'list-a', cursor: first.nextCursor! })
+        .catch((e: unknown) => e);
+      expect(isDocketError(foreign, 'CURSOR_INVALID')).toBe(true);
       const bad = await op.runs.list({ limit: 500 }).catch((e: unknown) => e);
       expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
     });

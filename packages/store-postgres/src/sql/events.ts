@@ -80,12 +80,13 @@ export function transactEvent<T>(ctx: PgContext, namespace: string, eventId: str
   });
 }
 
-/** `Store.listEvents`: events in one status by id, after a cursor. */
+/** `Store.listEvents`: events in one status, newest first, below a cursor. */
 export async function listEvents(ctx: PgContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+  const below = request.before === null ? sql`` : sql` AND event_id < ${request.before}`;
   const found = await rowsOf<EventRow>(
     ctx.live(),
-    sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace} AND status = ${request.status}
-        AND event_id > ${request.after ?? ''} ORDER BY event_id LIMIT ${request.limit}`,
+    sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace} AND status = ${request.status}${below}
+        ORDER BY event_id DESC LIMIT ${request.limit}`,
   );
   return found.map(rowToEvent);
 }

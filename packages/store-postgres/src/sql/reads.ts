@@ -40,14 +40,15 @@ export async function callbackCounts(ctx: PgContext, namespace: string, runId: s
   return countCallbacks(found);
 }
 
-/** `Store.listRuns`: runs by id after a cursor, optionally of one task and one status. */
+/** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
 export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promise<RunRecord[]> {
-  const filters = [sql`namespace = ${request.namespace}`, sql`run_id > ${request.after ?? ''}`];
+  const filters = [sql`namespace = ${request.namespace}`];
+  if (request.before !== null) filters.push(sql`run_id < ${request.before}`);
   if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
   if (request.status !== null) filters.push(sql`status = ${request.status}`);
   const found = await rowsOf<RunRow>(
     ctx.live(),
-    sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id LIMIT ${request.limit}`,
+    sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,
   );
   return found.map(rowToRun);
 }

@@ -8,6 +8,7 @@ import {
   rowToEvent,
 } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
+import { NEWEST } from './reads.js';
 import type { Statements } from './statements.js';
 
 /** Writes an event row if its stored revision is still `current`'s. */
@@ -67,9 +68,9 @@ export function transactEvent<T>(
   return ctx.write('store.transactEvent', ({ s }) => transactInTransaction(s, namespace, eventId, plan));
 }
 
-/** `Store.listEvents`: events in one status by id, after a cursor. */
+/** `Store.listEvents`: events in one status, newest first, below a cursor. */
 export function listEvents(ctx: SqliteContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
   return ctx.read('store.listEvents', ({ s }) =>
-    s.listEvents.all(request.namespace, request.status, request.after ?? '', request.limit).map(rowToEvent),
+    s.listEvents.all(request.namespace, request.status, request.before ?? NEWEST, request.limit).map(rowToEvent),
   );
 }

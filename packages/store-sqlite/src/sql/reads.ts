@@ -28,9 +28,12 @@ export function callbackCounts(ctx: SqliteContext, namespace: string, runId: str
   return ctx.read('store.callbackCounts', ({ s }) => countCallbacks(s.countEvents.all(runId, namespace)), runId);
 }
 
-/** `Store.listRuns`: runs by id after a cursor, optionally of one task and one status. */
+/** Above every id: a listing from the newest. */
+export const NEWEST = '\uffff';
+
+/** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
 export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
   return ctx.read('store.listRuns', ({ s }) =>
-    s.listRuns(request.namespace, request.taskName, request.status, request.after ?? '', request.limit).map(rowToRun),
+    s.listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST, request.limit).map(rowToRun),
   );
 }

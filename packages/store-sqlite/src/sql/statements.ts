@@ -68,7 +68,7 @@ export class Statements {
        WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at LIMIT ?`,
     );
     this.listEvents = db.prepare(
-      'SELECT * FROM docket_events WHERE namespace = ? AND status = ? AND event_id > ? ORDER BY event_id LIMIT ?',
+      'SELECT * FROM docket_events WHERE namespace = ? AND status = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?',
     );
     this.selectCommand = db.prepare(
       'SELECT request_hash, result FROM docket_commands WHERE namespace = ? AND command_id = ?',
@@ -139,20 +139,20 @@ export class Statements {
     return statement.run({ ...changes, run_id: runId, expected_revision: expectedRevision }).changes;
   }
 
-  /** Lists runs by id after `after`, filtered by task name and status when given; statements cached per filter. */
-  listRuns(namespace: string, taskName: string | null, status: string | null, after: string, limit: number): RunRow[] {
+  /** Lists runs newest first below `before`, filtered by task name and status when given; statements cached per filter. */
+  listRuns(namespace: string, taskName: string | null, status: string | null, before: string, limit: number): RunRow[] {
     const key = `${taskName !== null}:${status !== null}`;
     let statement = this.lists.get(key);
     if (!statement) {
-      const where = ['namespace = @namespace', 'run_id > @after'];
+      const where = ['namespace = @namespace', 'run_id < @before'];
       if (taskName !== null) where.push('task_name = @task_name');
       if (status !== null) where.push('status = @status');
       statement = this.db.prepare(
-        `SELECT * FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id LIMIT @limit`,
+        `SELECT * FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
       );
       this.lists.set(key, statement);
     }
-    const params: Record<string, unknown> = { namespace, after, limit };
+    const params: Record<string, unknown> = { namespace, before, limit };
     if (taskName !== null) params.task_name = taskName;
     if (status !== null) params.status = status;
     return statement.all(params) as RunRow[];

@@ -38,12 +38,12 @@ export function transactEvent<T>(m: MemoryState, namespace: string, eventId: str
   });
 }
 
-/** `Store.listEvents`: events in one status by id, after a cursor. */
+/** `Store.listEvents`: events in one status, newest first, below a cursor. */
 export async function listEvents(m: MemoryState, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
   return [...m.events.values()]
     .filter((e) => e.namespace === request.namespace && e.status === request.status)
-    .filter((e) => request.after === null || e.eventId > request.after)
-    .sort((a, b) => (a.eventId < b.eventId ? -1 : 1))
+    .filter((e) => request.before === null || e.eventId < request.before)
+    .sort((a, b) => (a.eventId < b.eventId ? 1 : -1))
     .slice(0, request.limit)
     .map(clone);
 }

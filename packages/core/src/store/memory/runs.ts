@@ -160,14 +160,14 @@ export async function nextDueAt(m: MemoryState, namespace: string, tasks: readon
   return earliest;
 }
 
-/** `Store.listRuns`: by id after a cursor, optionally of one task and status. */
+/** `Store.listRuns`: newest first, below a cursor, optionally of one task and status. */
 export async function listRuns(m: MemoryState, request: ListRunsRequest): Promise<RunRecord[]> {
   return [...m.runs.values()]
     .filter((r) => r.namespace === request.namespace)
     .filter((r) => request.taskName === null || r.taskName === request.taskName)
     .filter((r) => request.status === null || r.status === request.status)
-    .filter((r) => request.after === null || r.runId > request.after)
-    .sort((a, b) => (a.runId < b.runId ? -1 : 1))
+    .filter((r) => request.before === null || r.runId < request.before)
+    .sort((a, b) => (a.runId < b.runId ? 1 : -1))
     .slice(0, request.limit)
     .map(clone);
 }
