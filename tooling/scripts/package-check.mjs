@@ -141,6 +141,13 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
   const pgQueue = createQueue({ store: postgresStore({ connectionString: 'postgres://localhost/none', schema: 'docket' }) });
   pgQueue.define({ name: 'p', version: '1' }, { execute: (ctx) => ctx.end({ effect: async (tx: PostgresTransaction) => { await tx.execute(sql\`SELECT 1\`); } }) });
   void docketCommand;
+  // The store chosen at run time, with no cast: effects see the union of the two transaction types.
+  const either = createQueue({
+    store: process.env.DOCKET_PG ? postgresStore({ connectionString: 'postgres://localhost/none' }) : sqliteStore({ filename: ':memory:' }),
+  });
+  either.define({ name: 'e', version: '1' }, { execute: (ctx) => ctx.end({ effect: (tx: SqliteTransaction | PostgresTransaction) => void tx }) });
+  const waited: RunInfo | null = await task.wait(runId, { timeoutMs: 1 });
+  void waited;
   return info;
 }
 `,

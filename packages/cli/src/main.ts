@@ -1,14 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  createQueue,
-  DocketError,
-  isDocketError,
-  type Queue,
-  RUN_STATUSES,
-  type RunStatus,
-  type Store,
-} from '@docket/core';
+import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
 import { postgresStore } from '@docket/store-postgres';
@@ -132,13 +124,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (file !== undefined && !existsSync(file)) {
       throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
     }
-    // The command only reads and steers runs; the transaction type of either store does not matter here.
-    const store: Store =
+    const store =
       databaseUrl !== undefined
-        ? (postgresStore({
-            connectionString: databaseUrl,
-            ...(values.schema ? { schema: values.schema } : {}),
-          }) as unknown as Store)
+        ? postgresStore({ connectionString: databaseUrl, ...(values.schema ? { schema: values.schema } : {}) })
         : sqliteStore(
             WRITES.has(command) ? { filename: file as string } : { filename: file as string, readonly: true },
           );

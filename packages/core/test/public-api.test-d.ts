@@ -9,9 +9,12 @@ import {
   isDocketError,
   type Json,
   type PageControl,
+  type Queue,
   type RunInfo,
   type RunStatus,
   type StartInput,
+  type Store,
+  type WaitOptions,
 } from '../src/index.js';
 import type { MemoryTransaction } from '../src/store/index.js';
 import { memoryStore } from '../src/testing/index.js';
@@ -69,6 +72,30 @@ describe('the public API as an application sees it', () => {
     expectTypeOf<RunInfo['callbacks']>().toEqualTypeOf<{ pending: number; delivered: number; deadLetters: number }>();
     expectTypeOf(task.history).returns.resolves.toEqualTypeOf<HistoryEntry[]>();
     expectTypeOf<RunInfo>().toEqualTypeOf<RunInfo<Json, Json>>();
+  });
+
+  it('createQueue takes a store chosen at run time, and effects see the union of their transaction types', () => {
+    interface FileTx {
+      file: true;
+    }
+    interface ServerTx {
+      server: true;
+    }
+    const fileStore = memoryStore() as unknown as Store<FileTx>;
+    const serverStore = memoryStore() as unknown as Store<ServerTx>;
+    const chosen = createQueue({ store: Math.random() > 0.5 ? fileStore : serverStore });
+    expectTypeOf(chosen).toEqualTypeOf<Queue<FileTx | ServerTx>>();
+    chosen.define(
+      { name: 'either', version: '1' },
+      { execute: (ctx) => ctx.end({ effect: (tx) => expectTypeOf(tx).toEqualTypeOf<FileTx | ServerTx>() }) },
+    );
+    expectTypeOf(createQueue({ store: fileStore })).toEqualTypeOf<Queue<FileTx>>();
+  });
+
+  it('task.wait answers the typed RunInfo or null', () => {
+    const task = queue.define<Query, State>({ name: 'wait-types', version: '1' });
+    expectTypeOf(task.wait).returns.resolves.toEqualTypeOf<RunInfo<Query, State> | null>();
+    expectTypeOf(task.wait).parameter(1).toEqualTypeOf<WaitOptions | undefined>();
   });
 
   it('DocketError codes are a closed union of UPPER_SNAKE names', () => {

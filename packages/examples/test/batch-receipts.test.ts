@@ -12,6 +12,19 @@ describe('batch receipts example', () => {
     expect(result).toMatchObject({ status: 'success', receipts: 203, pageReads: 5, completions: 1, deliveries: 1 });
   });
 
+  it('run again on the same file, finds the finished run and ends at once: no page read, nothing written twice', async () => {
+    const first = await runBatchReceipts();
+    const again = await runBatchReceipts({ filename: first.filename });
+    expect(again).toMatchObject({
+      runId: first.runId,
+      status: 'success',
+      receipts: 203,
+      pageReads: 0,
+      completions: 1,
+      deliveries: 0,
+    });
+  });
+
   it('reads 4 pages and writes the same receipts without the forced failure', async () => {
     const result = await runBatchReceipts({ failOnPage: 0 });
     expect(result).toMatchObject({ status: 'success', receipts: 203, pageReads: 4, completions: 1 });

@@ -1,7 +1,6 @@
 import { summarizeError } from '../machine/run-error.js';
 import type { RunError } from '../machine/run-types.js';
 import type { RunWrite, Store } from '../store/contract.js';
-import { DocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
 import { KeyTable } from '../util/key-table.js';
 import type { ResolvedQueueOptions } from './config.js';

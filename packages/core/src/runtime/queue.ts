@@ -35,7 +35,21 @@ export interface Queue<Tx = unknown> {
 /** The options of `createQueue`, with the store's transaction type carried to effects and checks. */
 export type CreateQueueOptions<Tx> = Omit<QueueOptions, 'store'> & { store: Store<Tx> };
 
-/** Creates a queue; validates every option (`CONFIG_INVALID`) and starts nothing until `ready()`. */
+/** The transaction type of a store, or the union of them when the store is chosen at run time from several. */
+// biome-ignore lint/suspicious/noExplicitAny: matches a store of any transaction type.
+export type TransactionOf<S> = S extends Store<infer Tx> ? Tx : S extends Store<any> ? unknown : never;
+
+/**
+ * Creates a queue; validates every option (`CONFIG_INVALID`) and starts nothing until `ready()`. The store may be
+ * chosen at run time (`cond ? sqliteStore(...) : postgresStore(...)`): effects and checks then receive the union of
+ * the stores' transaction types.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: matches a store of any transaction type.
+export function createQueue<S extends Store<any>>(
+  options: Omit<QueueOptions, 'store'> & { store: S },
+): Queue<TransactionOf<S>>;
+/** Creates a queue on a store whose transaction type is given explicitly. */
+export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queue<Tx>;
 export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queue<Tx> {
   const resolved = resolveQueueOptions(options);
   const engine = new Engine(resolved);

@@ -6,9 +6,10 @@ import { DocketError } from '../util/errors.js';
 import { assertRunId } from '../util/ids.js';
 import type { Engine, RegisteredTask } from './engine.js';
 import { type QueueGuards, type RunOptions, runNow, type TaskScope } from './run-now.js';
+import { type WaitOptions, waitForRun } from './wait.js';
 import type { WorkerLoop } from './worker.js';
 
-export type { QueueGuards, RunOptions };
+export type { QueueGuards, RunOptions, WaitOptions };
 
 import { type StartInput, startRun } from './start.js';
 
@@ -33,6 +34,8 @@ export interface BatchTask<Q, S> {
   history(runId: string): Promise<HistoryEntry[]>;
   /** Executes this run in this process now, waiting up to `waitMs` for it to be claimable; `null` for a missing run. */
   run(runId: string, options?: RunOptions): Promise<RunInfo<Q, S> | null>;
+  /** Waits until the run is terminal or `timeoutMs` passes, and answers it as it is then; `null` for a missing run. */
+  wait(runId: string, options?: WaitOptions): Promise<RunInfo<Q, S> | null>;
 }
 
 /** Builds the `BatchTask` of one registered definition. */
@@ -117,6 +120,7 @@ export function createBatchTask<Q, S>(
       return run ? store.getHistory(namespace, runId) : [];
     },
     run: (runId, options) => runNow(scope, runId, options),
+    wait: (runId, options) => waitForRun(scope, runId, options),
   };
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createQueue, type Store } from '@docket/core';
+import { type BatchTask, createQueue, isTerminal } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
@@ -61,17 +61,11 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
   let pageReads = 0;
   let failed = false;
   let deliveries = 0;
-  let finished!: () => void;
-  const done = new Promise<void>((resolve) => {
-    finished = resolve;
-  });
   // Switching Docket from SQLite to PostgreSQL is this one line.
-  // (The example writes no effect, so the store's transaction type does not matter to it.)
-  const store: Store = options.databaseUrl
-    ? (postgresStore({ connectionString: options.databaseUrl, schema: options.schema ?? 'docket' }) as unknown as Store)
-    : (sqliteStore({ database: db }) as unknown as Store);
   const queue = createQueue({
-    store,
+    store: options.databaseUrl
+      ? postgresStore({ connectionString: options.databaseUrl, schema: options.schema ?? 'docket' })
+      : sqliteStore({ database: db }),
     protocol: { pollMs: 20 },
     defaults: { policy: { backoff: { baseMs: 10, maxMs: 50 } } },
   });
@@ -93,15 +87,14 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
       onSuccess(ctx) {
         deliveries++;
         complete.run(ctx.eventId, ctx.runId, ctx.timestamp);
-        finished();
       },
     },
   );
   try {
     await queue.ready();
+    // Run again with the same key, this finds the finished run: it waits for nothing that already happened.
     const { runId } = await task.start({ query: { snapshotId: 'snapshot-1' }, idempotencyKey: 'snapshot-1' });
-    await done;
-    const info = await task.get(runId);
+    const info = await settled(task, runId);
     const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
     return {
       filename,
@@ -115,5 +108,14 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
   } finally {
     await queue.close();
     db.close();
+  }
+}
+
+/** Waits until the run is terminal and its callbacks are delivered or dead-lettered, and answers it then. */
+async function settled(task: BatchTask<{ snapshotId: string }, { afterSourceId: number }>, runId: string) {
+  for (;;) {
+    const info = await task.wait(runId, { timeoutMs: 60_000 });
+    if (info === null || (isTerminal(info.status) && info.callbacks.pending === 0)) return info;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -34,6 +34,8 @@ export const NEWEST = '\uffff';
 /** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
 export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
   return ctx.read('store.listRuns', ({ s }) =>
-    s.listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST, request.limit).map(rowToRun),
+    s
+      .listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST, request.limit)
+      .map(rowToRun),
   );
 }
