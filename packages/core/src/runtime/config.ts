@@ -78,6 +78,7 @@ const optionsSchema = v.strictObject({
     v.strictObject({
       runsMs: v.optional(int(0, Number.MAX_SAFE_INTEGER)),
       deadLettersMs: v.optional(int(0, Number.MAX_SAFE_INTEGER)),
+      collectEveryMs: v.optional(int(0, 2_147_483_647)),
     }),
   ),
   clock: v.optional(v.custom<Clock>((input) => typeof (input as Clock)?.now === 'function', 'clock needs now()')),
@@ -110,7 +111,8 @@ export interface ResolvedQueueOptions {
   defaults: { policy: RetryPolicy; callbackPolicy: CallbackPolicy };
   protocol: { leaseMs: number; heartbeatMs: number; pollMs: number; recoveryLimit: number };
   limits: { maxRuns: number | null; queryBytes: number; stateBytes: number; errorBytes: number };
-  retention: { runsMs: number; deadLettersMs: number };
+  /** `collectEveryMs`: how often a consumer queue applies retention by itself (0: never; default one hour). */
+  retention: { runsMs: number; deadLettersMs: number; collectEveryMs: number };
   clock: Clock;
   telemetry: { sink: ((event: TelemetryEvent) => void) | null };
 }
@@ -201,7 +203,11 @@ export function resolveQueueOptions(input: unknown): ResolvedQueueOptions {
       stateBytes: o.limits?.stateBytes ?? 65_536,
       errorBytes: o.limits?.errorBytes ?? 32_768,
     },
-    retention: { runsMs: o.retention?.runsMs ?? 7 * DAY, deadLettersMs: o.retention?.deadLettersMs ?? 30 * DAY },
+    retention: {
+      runsMs: o.retention?.runsMs ?? 7 * DAY,
+      deadLettersMs: o.retention?.deadLettersMs ?? 30 * DAY,
+      collectEveryMs: o.retention?.collectEveryMs ?? 3_600_000,
+    },
     clock: o.clock ?? { now: () => Date.now() },
     telemetry: { sink: o.telemetry?.sink ?? null },
   };

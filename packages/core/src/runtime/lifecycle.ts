@@ -2,6 +2,7 @@ import { DocketError } from '../util/errors.js';
 import { CallbackLoop } from './callback-loop.js';
 import type { ResolvedQueueOptions } from './config.js';
 import type { Engine } from './engine.js';
+import { RetentionTimer } from './retention.js';
 import { WorkerLoop } from './worker.js';
 
 /** A queue's lifecycle: `created → starting → ready → closing → closed`, or `failed` when `ready()` fails. */
@@ -22,6 +23,7 @@ export class QueueLifecycle {
   /** The worker loop, once a consumer queue is ready. */
   workers: WorkerLoop | null = null;
   private callbacks: CallbackLoop | null = null;
+  private retention: RetentionTimer | null = null;
   private readyPromise: Promise<void> | null = null;
   private closePromise: Promise<CloseResult> | null = null;
   private storeOpened = false;
@@ -47,6 +49,7 @@ export class QueueLifecycle {
     const reasons: string[] = [];
     if (this.workers?.lastError) reasons.push(`workers: ${(this.workers.lastError as Error).message}`);
     if (this.callbacks?.lastError) reasons.push(`callbacks: ${(this.callbacks.lastError as Error).message}`);
+    if (this.retention?.lastError) reasons.push(`retention: ${(this.retention.lastError as Error).message}`);
     const straggling = this.engine.straggling;
     if (straggling > 0) {
       reasons.push(
@@ -106,6 +109,8 @@ export class QueueLifecycle {
     this.callbacks = loop;
     this.engine.onEventsWritten = () => loop.wake();
     loop.start();
+    this.retention = new RetentionTimer(this.engine);
+    this.retention.start();
   }
 
   /** `queue.close()`: once; later calls share the first one's promise. */
@@ -121,6 +126,7 @@ export class QueueLifecycle {
       await this.readyPromise.catch(() => undefined);
     }
     this.state = 'closing';
+    await this.retention?.stop();
     const executions = await this.stopWorkers();
     const remainingCallbacks = await this.stopCallbacks(executions.timedOut);
     this.engine.dispose();

@@ -3,6 +3,7 @@ import type { Engine } from './engine.js';
 import { operatorDeadLetters } from './operator-dead-letters.js';
 import type { OperatorScope } from './operator-input.js';
 import { operatorRuns } from './operator-runs.js';
+import { type Collected, collectExpired } from './retention.js';
 
 /** A run as `runs.list` shows it: its `RunInfo`, with `query` and `state` only when the listing asked for them. */
 export type RunListItem = Omit<RunInfo, 'query' | 'state'> & Partial<Pick<RunInfo, 'query' | 'state'>>;
@@ -95,27 +96,10 @@ export function createOperator(
   };
 }
 
-/** `maintenance.collect`: applies retention in batches of 500 candidates until the scan is complete. */
-async function collect(scope: OperatorScope): Promise<{ runs: number; events: number; deadLetters: number }> {
-  const { engine } = scope;
+/** `maintenance.collect`: applies retention now (see `collectExpired`). */
+function collect(scope: OperatorScope): Promise<Collected> {
   scope.assertUsable('operator.maintenance.collect');
-  const now = engine.now();
-  const totals = { runs: 0, events: 0, deadLetters: 0 };
-  let after: string | null = null;
-  do {
-    const batch = await engine.store.collect({
-      namespace: engine.namespace,
-      runsBefore: now - engine.options.retention.runsMs,
-      deadLettersBefore: now - engine.options.retention.deadLettersMs,
-      limit: 500,
-      after,
-    });
-    totals.runs += batch.runs;
-    totals.events += batch.events;
-    totals.deadLetters += batch.deadLetters;
-    after = batch.next;
-  } while (after !== null);
-  return totals;
+  return collectExpired(scope.engine);
 }
 
 /** `health()`: `unavailable` when the queue cannot be used or the store does not answer, `degraded` with reasons. */

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createQueue } from '../src/index.js';
+import { manualClock, memoryStore, waitFor, waitForStatus } from '../src/testing/index.js';
+
+describe('retention in a consumer queue', () => {
+  it('collects finished runs past retention by itself, with nobody calling maintenance.collect', async () => {
+    const store = memoryStore();
+    const clock = manualClock();
+    const queue = createQueue({
+      store,
+      clock,
+      protocol: { pollMs: 10 },
+      retention: { runsMs: 1_000, collectEveryMs: 50 },
+    });
+    const task = queue.define({ name: 'kept', version: '1' }, { execute: (ctx) => ctx.end() });
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    await waitForStatus(task, runId, 'success');
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(store.raw.run('default', runId)?.status).toBe('success');
+    clock.advance(5_000);
+    await waitFor(() => store.raw.run('default', runId) === undefined, 'the run to be collected');
+    expect(await task.get(runId)).toBeNull();
+    await queue.close();
+  });
+
+  it('never collects in a producer queue, nor with collectEveryMs 0', async () => {
+    for (const options of [
+      { runtime: { mode: 'producer' as const } },
+      { retention: { runsMs: 1_000, collectEveryMs: 0 } },
+    ]) {
+      const store = memoryStore();
+      const clock = manualClock();
+      const queue = createQueue({ store, clock, protocol: { pollMs: 10 }, retention: { runsMs: 1_000 }, ...options });
+      const producer = 'runtime' in options;
+      const task = producer
+        ? queue.define({ name: 'kept', version: '1' })
+        : queue.define({ name: 'kept', version: '1' }, { execute: (ctx) => ctx.end() });
+      await queue.ready();
+      const { runId } = await task.start({ query: null });
+      if (producer) await task.cancel(runId);
+      else await waitForStatus(task, runId, 'success');
+      clock.advance(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(store.raw.run('default', runId)?.status).toBe(producer ? 'cancelled' : 'success');
+      await queue.close();
+    }
+  });
+});
