@@ -126,7 +126,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const store =
       databaseUrl !== undefined
-        ? postgresStore({ connectionString: databaseUrl, ...(values.schema ? { schema: values.schema } : {}) })
+        ? postgresStore({
+            connectionString: databaseUrl,
+            ...(values.schema ? { schema: values.schema } : {}),
+            // Reads never create or migrate a schema: a mistyped --schema is SCHEMA_MISMATCH, not an empty one.
+            ...(WRITES.has(command) ? {} : { migrate: false }),
+          })
         : sqliteStore(
             WRITES.has(command) ? { filename: file as string } : { filename: file as string, readonly: true },
           );

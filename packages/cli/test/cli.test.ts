@@ -329,4 +329,22 @@ describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', ()
       await pool.end();
     }
   }, 60_000);
+
+  it('creates nothing when a read command names a schema that does not exist', async () => {
+    const url = process.env.DOCKET_TEST_DATABASE_URL as string;
+    const schema = `docket_cli_typo_${Date.now().toString(36)}`;
+    for (const args of [['runs', 'list'], ['runs', 'get', '0'.repeat(32)], ['dead-letters', 'list'], ['health']]) {
+      const result = await docketAsync(['--database-url', url, '--schema', schema, ...args], {});
+      expect(result.code, result.out).toBe(1);
+      expect(result.err).toMatch(/^SCHEMA_MISMATCH: .*docket migrate/);
+    }
+    const pg = await import('pg');
+    const pool = new pg.default.Pool({ connectionString: url });
+    try {
+      const found = await pool.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+      expect(found.rowCount).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
 });

@@ -57,6 +57,12 @@ export type PostgresStoreOptions = (
    * synchronously commit together with their claim (see the package README, "Held claims"); default `true`.
    */
   holdClaims?: boolean;
+  /**
+   * `false`: open an existing schema migrated by this version and change nothing in it (no schema, table or
+   * migration is created; anything else is `SCHEMA_MISMATCH`). For tools that only read, such as `docket runs list`.
+   * Default `true`: `open()` creates and migrates the schema.
+   */
+  migrate?: boolean;
 };
 
 /**
@@ -75,7 +81,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     );
   }
   for (const key of Object.keys(options)) {
-    if (!['connectionString', 'pool', 'client', 'pglite', 'schema', 'poolConfig', 'holdClaims'].includes(key)) {
+    if (
+      !['connectionString', 'pool', 'client', 'pglite', 'schema', 'poolConfig', 'holdClaims', 'migrate'].includes(key)
+    ) {
       throw new DocketError('CONFIG_INVALID', `unknown option ${key}`, { operation: 'postgresStore' });
     }
   }
@@ -96,9 +104,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       details: { path: 'holdClaims' },
     });
   }
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
+    throw new DocketError('CONFIG_INVALID', 'migrate must be a boolean', {
+      operation: 'postgresStore',
+      details: { path: 'migrate' },
+    });
+  }
   const normalized = pool === undefined ? options : ({ pool, schema: options.schema } as PostgresStoreOptions);
   return createPostgresStore(() => connect(normalized), options.schema ?? 'docket', {
     holdClaims: options.holdClaims ?? true,
+    migrate: options.migrate ?? true,
   });
 }
 

@@ -53,3 +53,34 @@ export async function applyMigrations(
     }
   });
 }
+
+/**
+ * Checks, without creating or changing anything, that `schema` holds Docket's tables migrated by this version:
+ * otherwise `SCHEMA_MISMATCH`, naming `docket migrate`. For stores opened with `migrate: false` (tools that only read).
+ */
+export async function assertMigrated(
+  // biome-ignore lint/suspicious/noExplicitAny: any drizzle PG database.
+  db: PgDatabase<PgQueryResultHKT, any>,
+  schema: string,
+): Promise<void> {
+  const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+  const newestKnown = Math.max(0, ...migrations.map((m) => m.folderMillis));
+  const found = (await db.execute(
+    sql`SELECT to_regclass(${`"${schema}".__docket_migrations`}) IS NOT NULL AS present`,
+  )) as unknown as { rows: { present: boolean }[] };
+  let applied: number | null = null;
+  if (found.rows[0]?.present) {
+    const result = (await db.execute(
+      sql.raw(`SELECT max(created_at) AS at FROM "${schema}".__docket_migrations`),
+    )) as unknown as { rows: { at: string | number | null }[] };
+    applied = result.rows[0]?.at === null || result.rows[0]?.at === undefined ? null : Number(result.rows[0].at);
+  }
+  if (applied === newestKnown) return;
+  throw new DocketError(
+    'SCHEMA_MISMATCH',
+    applied === null
+      ? `schema ${schema} holds no Docket tables: create them with docket migrate (or a queue's ready())`
+      : `schema ${schema} was migrated by another version of @docket/store-postgres: run docket migrate`,
+    { operation: 'store.open', details: { schema, applied, newestKnown } },
+  );
+}

@@ -4,7 +4,7 @@ import type { PostgresConnection, PostgresStore, PostgresTransaction } from './c
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { startBatcher, transactBatcher } from './fast/group-commit.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, assertMigrated } from './migrations.js';
 import { nextDueAt, selectAndApply } from './sql/claim.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
@@ -20,7 +20,7 @@ const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 export function createPostgresStore(
   connect: () => Promise<PostgresConnection>,
   schema = 'docket',
-  { holdClaims = true }: { holdClaims?: boolean } = {},
+  { holdClaims = true, migrate = true }: { holdClaims?: boolean; migrate?: boolean } = {},
 ): PostgresStore {
   if (!SCHEMA.test(schema)) {
     throw new DocketError('CONFIG_INVALID', 'schema must be a lowercase SQL identifier', {
@@ -45,7 +45,8 @@ export function createPostgresStore(
         opens = 0;
       });
       try {
-        await applyMigrations(ctx.connection.db, schema);
+        if (migrate) await applyMigrations(ctx.connection.db, schema);
+        else await assertMigrated(ctx.connection.db, schema);
       } catch (error) {
         const db = ctx.connection;
         ctx.connection = null;
