@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runBatchReceipts } from '../src/batch/receipts.js';
@@ -13,16 +16,32 @@ describe('batch receipts example', () => {
   });
 
   it('run again on the same file, finds the finished run and ends at once: no page read, nothing written twice', async () => {
-    const first = await runBatchReceipts();
-    const again = await runBatchReceipts({ filename: first.filename });
-    expect(again).toMatchObject({
-      runId: first.runId,
-      status: 'success',
-      receipts: 203,
-      pageReads: 0,
-      completions: 1,
-      deliveries: 0,
-    });
+    const dir = mkdtempSync(join(tmpdir(), 'docket-receipts-test-'));
+    try {
+      const filename = join(dir, 'receipts.sqlite');
+      const first = await runBatchReceipts({ filename });
+      expect(first).toMatchObject({ filename, created: true, pageReads: 5 });
+      const again = await runBatchReceipts({ filename });
+      expect(again).toMatchObject({
+        runId: first.runId,
+        created: false,
+        status: 'success',
+        receipts: 203,
+        pageReads: 0,
+        completions: 1,
+        deliveries: 0,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('removes the temporary file it made when no file is given', async () => {
+    const made = () => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('docket-receipts-')));
+    const before = made();
+    const result = await runBatchReceipts({ failOnPage: 0 });
+    expect(result).toMatchObject({ filename: null, status: 'success', receipts: 203 });
+    expect([...made()].filter((name) => !before.has(name))).toEqual([]);
   });
 
   it('reads 4 pages and writes the same receipts without the forced failure', async () => {

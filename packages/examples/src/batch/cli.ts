@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-// `pnpm example:batch:receipts`: runs the batch receipts example and prints its numbers.
+// `pnpm example:batch:receipts [--file f.sqlite] [--database-url url [--schema s]]`: runs the batch receipts example
+// and prints its numbers; with --file it keeps the file, and run again it finds the finished run.
 import { parseArgs } from 'node:util';
 import { runBatchReceipts } from './receipts.js';
 
-const { values } = parseArgs({ options: { 'database-url': { type: 'string' }, schema: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { 'database-url': { type: 'string' }, schema: { type: 'string' }, file: { type: 'string' } },
+});
 const result = await runBatchReceipts({
   ...(values['database-url'] ? { databaseUrl: values['database-url'] } : {}),
   ...(values.schema ? { schema: values.schema } : {}),
+  ...(values.file ? { filename: values.file } : {}),
 });
+if (!result.created) process.stderr.write(`found the run ${result.runId} of an earlier time: nothing ran again\n`);
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

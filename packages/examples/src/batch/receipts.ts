@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BatchTask, createQueue, isTerminal } from '@docket/core';
@@ -8,7 +8,8 @@ import Database from 'better-sqlite3';
 
 /** Options of the batch receipts example. */
 export interface ReceiptsOptions {
-  /** The SQLite file holding the source rows, the sink and Docket's tables; default a new temp file. */
+  /** The SQLite file holding the source rows, the sink and Docket's tables (kept, and found again when run again);
+   * default a temporary file, removed when the example ends. */
   filename?: string;
   /** Source rows to snapshot; default 203. */
   rows?: number;
@@ -22,8 +23,11 @@ export interface ReceiptsOptions {
 
 /** What the example reports. */
 export interface ReceiptsResult {
-  filename: string;
+  /** The file given, or `null` for the temporary file the example made and removed. */
+  filename: string | null;
   runId: string;
+  /** `false` when the idempotency key found the run of an earlier time: the example waited for nothing. */
+  created: boolean;
   status: string;
   receipts: number;
   pageReads: number;
@@ -39,7 +43,8 @@ const PAGE_SIZE = 100;
  * `ctx.next({ afterSourceId })`, ends on an empty page, and `onSuccess` writes one completion keyed by `eventId`.
  */
 export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<ReceiptsResult> {
-  const filename = options.filename ?? join(mkdtempSync(join(tmpdir(), 'docket-receipts-')), 'receipts.sqlite');
+  const temporary = options.filename === undefined ? mkdtempSync(join(tmpdir(), 'docket-receipts-')) : null;
+  const filename = options.filename ?? join(temporary as string, 'receipts.sqlite');
   const rows = options.rows ?? 203;
   const failOnPage = options.failOnPage ?? 2;
   const db = new Database(filename);
@@ -93,12 +98,13 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
   try {
     await queue.ready();
     // Run again with the same key, this finds the finished run: it waits for nothing that already happened.
-    const { runId } = await task.start({ query: { snapshotId: 'snapshot-1' }, idempotencyKey: 'snapshot-1' });
+    const { runId, created } = await task.start({ query: { snapshotId: 'snapshot-1' }, idempotencyKey: 'snapshot-1' });
     const info = await settled(task, runId);
     const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
     return {
-      filename,
+      filename: temporary === null ? filename : null,
       runId,
+      created,
       status: info?.status ?? 'missing',
       receipts: count('SELECT count(*) AS n FROM receipts'),
       pageReads,
@@ -108,6 +114,7 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
   } finally {
     await queue.close();
     db.close();
+    if (temporary !== null) rmSync(temporary, { recursive: true, force: true });
   }
 }
 
