@@ -39,7 +39,7 @@ export const ERROR_CODES = {
   LEASE_LOST: { retryable: false },
   /** A handler returned something other than this attempt's control object, called a control twice, or gave a synchronous store a promise. */
   HANDLER_CONTRACT_INVALID: { retryable: false },
-  /** The database was migrated by a newer Docket than this one. */
+  /** The database holds no Docket tables where they were expected, or was migrated by another version of Docket. */
   SCHEMA_MISMATCH: { retryable: false },
   /** The store failed to read or write; nothing was half-written. */
   STORAGE_FAILURE: { retryable: true },
