@@ -54,7 +54,7 @@ export type PostgresStoreOptions = (
   schema?: string;
   /**
    * Whether a claim's transaction stays open for the rest of the event loop's turn, so that the pages that settle
-   * synchronously commit together with their claim (see the package README, "Held claims"); default `true`.
+   * synchronously commit together with their claim (see docs/postgres-store-internals.md, "Held claims"); default `true`.
    */
   holdClaims?: boolean;
   /**

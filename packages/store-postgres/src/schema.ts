@@ -11,7 +11,7 @@ import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex
 /**
  * One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). The columns that
  * claims and settles change come last, and migration 0002 creates the table with `fillfactor = 50`: a new row
- * version on its old version's page is then logged as that short tail only (README, "The run row's layout"). Keep
+ * version on its old version's page is then logged as that short tail only (docs/postgres-store-internals.md, "The run row's layout"). Keep
  * new columns that change often at the end.
  */
 export const docketRuns = pgTable(
