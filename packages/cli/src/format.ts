@@ -1,8 +1,46 @@
 import type { HistoryEntry, RunInfo, RunListItem } from '@docket/core';
 
-/** Whether to colour output: only on a terminal, and never with NO_COLOR set. */
-export function useColour(stream: NodeJS.WriteStream): boolean {
-  return Boolean(stream.isTTY) && process.env.NO_COLOR === undefined;
+/**
+ * Whether to colour output, by the usual conventions: `NO_COLOR` set to anything but the empty string turns colour
+ * off; `FORCE_COLOR` turns it on even off a terminal (`0` or `false` turn it off); otherwise colour on a terminal.
+ */
+export function useColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  return Boolean(stream.isTTY);
+}
+
+const WIDE: readonly [number, number][] = [
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x20000, 0x3fffd],
+];
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/**
+ * The columns `text` takes in a terminal: wide East Asian characters and emoji take two, combining marks none,
+ * everything else one; colour codes take none.
+ */
+export function displayWidth(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the ANSI colour codes this module adds.
+  const plain = text.replace(/\u001b\[\d+m/g, '');
+  let width = 0;
+  for (const { segment } of graphemes.segment(plain)) {
+    const first = segment.codePointAt(0) ?? 0;
+    if (/\p{Extended_Pictographic}/u.test(segment) || WIDE.some(([a, b]) => first >= a && first <= b)) width += 2;
+    else if (!/^\p{M}+$/u.test(segment)) width += 1;
+  }
+  return width;
 }
 
 const COLOURS: Record<string, number> = {
@@ -31,11 +69,10 @@ export function age(iso: string, now = Date.now()): string {
   return `${Math.round(seconds / 86_400)}d`;
 }
 
-/** Aligns rows of cells into columns (the visible width ignores colour codes). */
+/** Aligns rows of cells into columns by their display width (wide characters count two, colour codes none). */
 export function table(header: string[], rows: string[][]): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the ANSI colour codes this module adds.
-  const visible = (cell: string) => cell.replace(/\u001b\[\d+m/g, '').length;
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => visible(r[i] ?? ''))));
+  const visible = displayWidth;
+  const widths = header.map((h, i) => Math.max(visible(h), ...rows.map((r) => visible(r[i] ?? ''))));
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - visible(cell))))

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
 import { httpProvider, loadProviders } from '@docket/provider-http';
@@ -26,6 +26,7 @@ const FLAGS = {
   schema: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
   status: { type: 'string' },
   task: { type: 'string' },
   limit: { type: 'string' },
@@ -57,7 +58,7 @@ const ALLOWED: Record<string, string[]> = {
   health: [],
   'providers check': ['provider'],
 };
-const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help'];
+const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
 const NEEDS_ID = new Set([
   'runs get',
   'runs history',
@@ -74,6 +75,12 @@ function integer(value: string | undefined, flag: string): number | undefined {
   return Number(value);
 }
 
+/** This package's version, read from its package.json (next to `src/` and `dist/` alike). */
+function cliVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
 /** Runs the `docket` command; resolves the exit code: 0 success, 1 a DocketError or a failed check, 2 bad usage. */
 export async function main(argv: string[], io: Io): Promise<number> {
   let values: Values;
@@ -86,6 +93,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const command =
     positionals[0] === 'gc' || positionals[0] === 'health' ? positionals[0] : positionals.slice(0, 2).join(' ');
+  if (values.version) {
+    io.out(cliVersion());
+    return 0;
+  }
   if (values.help) {
     io.out(ALLOWED[command] ? (COMMAND_USAGE[command] ?? USAGE) : USAGE);
     return 0;

@@ -1,5 +1,6 @@
 /** The command's usage, short. */
 export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgres://...> [--schema <s>]] [--namespace <ns>] [--json] <command>
+       docket --version | --help
 
 commands:
   runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>] [--payloads]

@@ -225,6 +225,13 @@ describe('docket providers check', () => {
 });
 
 describe('docket usage and files', () => {
+  it('prints its version with --version and exits 0', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const result = docket(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.out.trim()).toBe(manifest.version);
+  });
+
   it.each([
     [[]],
     [['--db', 'x', 'nope']],

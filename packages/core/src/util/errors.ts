@@ -66,6 +66,9 @@ export const ERROR_CODES = {
 /** One of Docket's stable error codes. */
 export type DocketErrorCode = keyof typeof ERROR_CODES;
 
+/** The brand every `DocketError` carries: a registered symbol, the same in every copy of this package. */
+const DOCKET_ERROR = Symbol.for('@docket/core/DocketError');
+
 /** The optional context a `DocketError` carries. */
 export interface DocketErrorInit {
   /** The public operation that failed, such as `task.start` or `store.transact`. */
@@ -84,6 +87,14 @@ export interface DocketErrorInit {
 
 /** The one error class Docket throws: a stable `code` plus what is known about the failed operation. */
 export class DocketError extends Error {
+  /**
+   * `instanceof DocketError` holds for errors made by any copy of `@docket/core` in the process (two versions
+   * installed side by side): it reads the brand every DocketError carries, not the class that made it.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[DOCKET_ERROR] === true;
+  }
+
   override readonly name = 'DocketError';
   readonly code: DocketErrorCode;
   readonly operation: string;
@@ -106,10 +117,11 @@ export class DocketError extends Error {
     if (init.commandId !== undefined) this.commandId = init.commandId;
     if (init.idempotencyKey !== undefined) this.idempotencyKey = init.idempotencyKey;
     if (init.details !== undefined) this.details = init.details;
+    Object.defineProperty(this, DOCKET_ERROR, { value: true });
   }
 }
 
-/** True when `value` is a `DocketError`, optionally with the given code. */
+/** True when `value` is a `DocketError` made by any copy of `@docket/core`, optionally with the given code. */
 export function isDocketError(value: unknown, code?: DocketErrorCode): value is DocketError {
   return value instanceof DocketError && (code === undefined || value.code === code);
 }
