@@ -3,9 +3,8 @@ import { parseArgs } from 'node:util';
 import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
-import { postgresStore } from '@docket/store-postgres';
-import { sqliteStore } from '@docket/store-sqlite';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
+import { openCommandStore } from './stores.js';
 import { COMMAND_USAGE, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
@@ -135,17 +134,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (file !== undefined && !existsSync(file)) {
       throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
     }
-    const store =
+    const store = await openCommandStore(
       databaseUrl !== undefined
-        ? postgresStore({
-            connectionString: databaseUrl,
-            ...(values.schema ? { schema: values.schema } : {}),
-            // Reads never create or migrate a schema: a mistyped --schema is SCHEMA_MISMATCH, not an empty one.
-            ...(WRITES.has(command) ? {} : { migrate: false }),
-          })
-        : sqliteStore(
-            WRITES.has(command) ? { filename: file as string } : { filename: file as string, readonly: true },
-          );
+        ? { databaseUrl, ...(values.schema ? { schema: values.schema } : {}) }
+        : { file: file as string },
+      WRITES.has(command),
+    );
     const queue = createQueue({
       store,
       namespace: values.namespace ?? 'default',
