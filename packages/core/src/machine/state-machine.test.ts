@@ -29,17 +29,26 @@ describe('state machine', () => {
     expect(d.ok && d.history).toMatchObject({ seq: 6, from: 'pending', to: 'running', reason: 'CLAIMED' });
   });
 
-  it('does not claim a retry before its due time, nor a blocked run unless explicit', () => {
+  it('does not claim a retry before its due time, nor a blocked run unless explicit and blocked by a check', () => {
     expect(
       transition(runIn('retrying', { dueAt: 3000 }), { type: 'claim', actor: 'a', leaseMs: 3000 }, 2000),
     ).toMatchObject({
       ok: false,
       refusal: 'NOT_DUE',
     });
-    expect(transition(runIn('blocked'), { type: 'claim', actor: 'a', leaseMs: 3000 }, 2000).ok).toBe(false);
-    expect(transition(runIn('blocked'), { type: 'claim', actor: 'a', leaseMs: 3000, explicit: true }, 2000).ok).toBe(
-      true,
-    );
+    const explicit = { type: 'claim', actor: 'a', leaseMs: 3000, explicit: true } as const;
+    expect(
+      transition(runIn('blocked', { reason: 'BUSINESS_STATE' }), { type: 'claim', actor: 'a', leaseMs: 3000 }, 2000).ok,
+    ).toBe(false);
+    for (const reason of ['BUSINESS_STATE', 'BUSINESS_CHANGED'] as const) {
+      expect(transition(runIn('blocked', { reason }), explicit, 2000).ok).toBe(true);
+    }
+    for (const reason of ['RECOVERY_REQUIRED', 'RECOVERY_EXHAUSTED'] as const) {
+      expect(transition(runIn('blocked', { reason }), explicit, 2000)).toMatchObject({
+        ok: false,
+        refusal: 'NOT_ALLOWED',
+      });
+    }
   });
 
   it('cancels a claim past the deadline instead of running it', () => {

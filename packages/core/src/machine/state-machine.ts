@@ -130,13 +130,22 @@ function triggerMove(
   return moved(run, next, input, 'failed', 'TRIGGER_INVALID', now, input.detail);
 }
 
+/**
+ * Whether `task.run` may claim a blocked run to check it again: only when a business check blocked it
+ * (`BUSINESS_STATE`, `BUSINESS_CHANGED`). A run blocked by recovery (`RECOVERY_REQUIRED`, `RECOVERY_EXHAUSTED`)
+ * waits for a person: its effect may have landed, so only an operator's resume or cancel moves it.
+ */
+export function recheckable(run: RunRecord): boolean {
+  return run.status === 'blocked' && (run.reason === 'BUSINESS_STATE' || run.reason === 'BUSINESS_CHANGED');
+}
+
 /** A claim: `running` under a new lease (fence + 1), or `cancelled` with `DEADLINE` when the deadline has passed. */
 function claimMove(run: RunRecord, input: InputOf<'claim'>, now: number): Decision {
   const from = run.status;
   const claimable =
     from === 'pending' ||
     (from === 'retrying' && (run.dueAt === null || run.dueAt <= now)) ||
-    (from === 'blocked' && input.explicit === true);
+    (from === 'blocked' && input.explicit === true && recheckable(run));
   if (!claimable) return from === 'retrying' ? refuse('NOT_DUE', 'retry not due yet') : notAllowed(run, input);
   const next = copyRun(run);
   next.dueAt = null;

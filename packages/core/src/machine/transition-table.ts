@@ -28,7 +28,7 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
     from: ['pending', 'retrying', 'blocked'],
     to: 'running',
     reasons: ['CLAIMED'],
-    when: 'due (blocked: only by an explicit task.run)',
+    when: 'due (blocked by a business check: only by an explicit task.run)',
   },
   {
     input: 'claim',

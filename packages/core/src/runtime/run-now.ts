@@ -1,5 +1,6 @@
 import { planClaim } from '../machine/claim-policy.js';
 import { isTerminal, type RunInfo, type RunRecord } from '../machine/run-types.js';
+import { recheckable } from '../machine/state-machine.js';
 import type { RunWrite } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import type { Engine, RegisteredTask } from './engine.js';
@@ -87,6 +88,8 @@ export async function runNow<Q, S>(
       continue;
     }
     if (current.status === 'running') return info(current);
+    // Blocked by recovery: a person checks the business effect first, then resumes or cancels.
+    if (current.status === 'blocked' && !recheckable(current)) return info(current);
     const now = engine.now();
     const claimable =
       current.status === 'pending' ||

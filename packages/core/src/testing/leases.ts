@@ -112,6 +112,42 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(info.reason).toBe('RECOVERY_REQUIRED');
     });
 
+    it('leaves a run blocked by recovery to an operator: task.run neither claims nor executes it', async () => {
+      await area.harness();
+      const clock = manualClock();
+      let executed = 0;
+      const definition = { name: 'lease', version: '1', recovery: 'manual' as const };
+      const opened = await area.open(
+        area.h.store,
+        definition,
+        {
+          execute(ctx) {
+            executed++;
+            return ctx.end();
+          },
+        },
+        { clock, runtime: { concurrency: 0 } },
+      );
+      const { runId } = await opened.task.start({ query: null });
+      await claimAsDeadWorker(runId, clock.now());
+      clock.advance(3001);
+      const blocked = await opened.task.run(runId);
+      expect(blocked).toMatchObject({ status: 'blocked', reason: 'RECOVERY_REQUIRED' });
+      expect(await opened.task.run(runId)).toMatchObject({ status: 'blocked', reason: 'RECOVERY_REQUIRED' });
+      expect(executed).toBe(0);
+      const reasons = async () => (await opened.task.history(runId)).map((e) => e.reason);
+      expect(await reasons()).toEqual(['STARTED', 'CLAIMED', 'RECOVERY_REQUIRED']);
+      const resumed = await opened.queue.operator.runs.resume({
+        runId,
+        expectedRevision: blocked!.revision,
+        reason: 'checked: no notice was registered',
+        commandId: 'resume-after-check',
+      });
+      expect(resumed).toMatchObject({ kind: 'applied', status: 'pending' });
+      expect(await opened.task.run(runId)).toMatchObject({ status: 'success' });
+      expect(executed).toBe(1);
+    });
+
     it('blocks the run with RECOVERY_EXHAUSTED after recoveryLimit consecutive recoveries', async () => {
       const { clock, producer, runId } = await startLeaseRun();
       for (let i = 0; i < 3; i++) {
