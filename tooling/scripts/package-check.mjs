@@ -129,6 +129,8 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
   await queue.ready();
   const { runId } = await task.start({ query: { n: 1 } });
   const info = await task.get(runId);
+  const waited: RunInfo | null = await task.wait(runId, { timeoutMs: 1 });
+  void waited;
   await queue.close();
   await local.close();
   const loaded = loadProviders({ env: {} });
@@ -146,8 +148,6 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
     store: process.env.DOCKET_PG ? postgresStore({ connectionString: 'postgres://localhost/none' }) : sqliteStore({ filename: ':memory:' }),
   });
   either.define({ name: 'e', version: '1' }, { execute: (ctx) => ctx.end({ effect: (tx: SqliteTransaction | PostgresTransaction) => void tx }) });
-  const waited: RunInfo | null = await task.wait(runId, { timeoutMs: 1 });
-  void waited;
   return info;
 }
 `,

@@ -3,6 +3,7 @@ import { isTerminal, type RunInfo, type RunRecord } from '../machine/run-types.j
 import { recheckable } from '../machine/state-machine.js';
 import type { RunWrite } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
+import { sleepCancellable } from '../util/sleep.js';
 import type { Engine, RegisteredTask } from './engine.js';
 import { executePage } from './page-execute.js';
 import { settle } from './settle.js';
@@ -139,19 +140,4 @@ export async function runNow<Q, S>(
     const promise = executePage(engine, registered, claimed, signal);
     return workers()?.track(promise) ?? promise;
   }
-}
-
-function sleepCancellable(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(true);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(false);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,5 +1,6 @@
 import { isTerminal, type RunInfo } from '../machine/run-types.js';
 import { DocketError } from '../util/errors.js';
+import { sleepCancellable } from '../util/sleep.js';
 import type { TaskScope } from './run-now.js';
 
 /** Options of `task.wait`. */
@@ -33,7 +34,7 @@ export async function waitForRun<Q, S>(
     if (run === null) return null;
     const left = until - Date.now();
     if (isTerminal(run.status) || left <= 0) return scope.info(run);
-    await sleep(Math.min(poll, left), signal);
+    await sleepCancellable(Math.min(poll, left), signal);
   }
 }
 
@@ -60,18 +61,4 @@ function checkOptions(options: WaitOptions, operation: string): { signal?: Abort
     });
   }
   return options.signal === undefined ? { timeoutMs } : { signal: options.signal, timeoutMs };
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
