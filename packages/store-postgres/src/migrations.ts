@@ -20,7 +20,7 @@ export async function applyMigrations(
   count = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, count);
-  const newestKnown = Math.max(0, ...migrations.map((m) => m.folderMillis));
+  const newestKnown = newestOf(migrations);
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`docket:migrate:${schema}`}, 0))`);
     await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`));
@@ -63,8 +63,7 @@ export async function assertMigrated(
   db: PgDatabase<PgQueryResultHKT, any>,
   schema: string,
 ): Promise<void> {
-  const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  const newestKnown = Math.max(0, ...migrations.map((m) => m.folderMillis));
+  const newestKnown = newestOf(readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }));
   const found = (await db.execute(
     sql`SELECT to_regclass(${`"${schema}".__docket_migrations`}) IS NOT NULL AS present`,
   )) as unknown as { rows: { present: boolean }[] };
@@ -83,4 +82,9 @@ export async function assertMigrated(
       : `schema ${schema} was migrated by another version of @docket/store-postgres: run docket migrate`,
     { operation: 'store.open', details: { schema, applied, newestKnown } },
   );
+}
+
+/** The time stamp of the newest of `migrations`: what a schema migrated by this version has applied last. */
+function newestOf(migrations: readonly { folderMillis: number }[]): number {
+  return Math.max(0, ...migrations.map((m) => m.folderMillis));
 }
