@@ -9,7 +9,9 @@ import { COMMAND_USAGE, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
 export interface Io {
+  /** Writes a line of output (stdout). */
   out: (text: string) => void;
+  /** Writes a line of diagnostics (stderr). */
   err: (text: string) => void;
   colour: boolean;
   env: Record<string, string | undefined>;

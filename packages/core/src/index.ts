@@ -48,6 +48,7 @@ export {
   createQueue,
   type Queue,
   type QueueState,
+  type TransactionOf,
 } from './runtime/queue.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
 export type { TelemetryEvent } from './runtime/telemetry.js';

@@ -8,14 +8,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 const CLI = fileURLToPath(new URL('../dist/lifecycle/cli.js', import.meta.url));
 const cwd = mkdtempSync(join(tmpdir(), 'docket-terminal-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
-const dueSoon = () => new Date(Date.now() + 1200).toISOString();
+// Far enough ahead that the run is still waiting once the process has started: loading drizzle-orm takes about a
+// second on Node.js 24 (its large package.json is read once per module), a tenth of that on Node.js 20.
+const dueSoon = () => new Date(Date.now() + 4000).toISOString();
 
 // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
 describe.runIf(existsSync('/usr/bin/script'))('the scheduled flow on a terminal', () => {
   it('shows what it waits for and the time left on a terminal', () => {
     const run = spawnSync(
       '/usr/bin/script',
-      ['-qec', `${process.execPath} ${CLI} scheduled --due-at ${dueSoon()} --wait-ms 5000`, '/dev/null'],
+      ['-qec', `${process.execPath} ${CLI} scheduled --due-at ${dueSoon()} --wait-ms 8000`, '/dev/null'],
       {
         cwd,
         encoding: 'utf8',
@@ -28,7 +30,7 @@ describe.runIf(existsSync('/usr/bin/script'))('the scheduled flow on a terminal'
   });
 
   it('shows nothing but the result when output is not a terminal', () => {
-    const run = spawnSync(process.execPath, [CLI, 'scheduled', '--due-at', dueSoon(), '--wait-ms', '5000'], {
+    const run = spawnSync(process.execPath, [CLI, 'scheduled', '--due-at', dueSoon(), '--wait-ms', '8000'], {
       cwd,
       encoding: 'utf8',
       timeout: 30_000,

@@ -12,9 +12,13 @@ export interface ApiSettings {
 
 /** One HTTP API: where to send a request, how to shape it, and how to read the answer (`null`: not its shape). */
 export interface ApiAdapter {
+  /** The endpoint a request goes to. */
   url(baseUrl: string, model: string): string;
+  /** The headers that carry the key. */
   headers(apiKey: string | undefined): Record<string, string>;
+  /** The JSON request body. */
   body(request: ModelRequest, settings: ApiSettings): Record<string, unknown>;
+  /** Reads the answer, or `null` when it has not the expected shape. */
   parse(body: unknown): Omit<ModelResponse, 'raw'> | null;
 }
 

@@ -1,4 +1,4 @@
-export { APIS, type ApiAdapter, type ProviderKind } from './apis.js';
+export { APIS, type ApiAdapter, type ApiSettings, type ProviderKind } from './apis.js';
 export { extractJson, type HttpProvider, type HttpProviderOptions, httpProvider } from './http-provider.js';
 export {
   type ConfiguredProvider,

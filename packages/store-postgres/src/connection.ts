@@ -8,6 +8,7 @@ export type PostgresTransaction = PgTransaction<PgQueryResultHKT, any, any>;
 
 /** Something that can be LISTENed on: a node-postgres pool (a dedicated client) or a PGlite instance. */
 export interface Listener {
+  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
@@ -22,6 +23,7 @@ export interface PostgresConnection {
    * connection) the store uses drizzle transactions throughout.
    */
   session?: Session;
+  /** Closes every connection the store opened (not a pool the application passed). */
   close(): Promise<void>;
 }
 

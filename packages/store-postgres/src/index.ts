@@ -5,6 +5,7 @@ import type { PostgresConnection, PostgresStore } from './connection.js';
 import { createPostgresStore } from './postgres-store.js';
 
 export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
+export type { Message, Results, Send, Session } from './fast/session.js';
 export { MIGRATIONS_FOLDER } from './migrations.js';
 export {
   docketCommands,
@@ -20,17 +21,22 @@ export {
  * are optional peers: a user of one does not install the other).
  */
 export interface PgPoolLike {
+  /** Checks out one pooled client. */
   // biome-ignore lint/suspicious/noExplicitAny: a structural stand-in for pg.Pool's methods.
   connect(): Promise<any>;
+  /** Closes the pool. */
   end(): Promise<void>;
+  /** Subscribes to the pool's events (`error`). */
   // biome-ignore lint/suspicious/noExplicitAny: pg.Pool.on has one overload per event.
   on(...args: any[]): any;
 }
 
 /** A PGlite instance, typed by shape (see `PgPoolLike`). */
 export interface PGliteLike {
+  /** Runs one query. */
   // biome-ignore lint/suspicious/noExplicitAny: a structural stand-in for PGlite's query.
   query(...args: any[]): Promise<any>;
+  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 

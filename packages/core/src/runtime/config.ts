@@ -91,6 +91,7 @@ const optionsSchema = v.strictObject({
 
 /** A source of the current time in epoch milliseconds; tests pass a fake one. */
 export interface Clock {
+  /** The current time in epoch milliseconds. */
   now(): number;
 }
 

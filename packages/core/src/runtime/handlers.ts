@@ -78,10 +78,16 @@ export interface CallbackContext<Q, S> {
 
 /** The functions a task runs; only `execute` is required in `all` and `consumer` mode. */
 export interface TaskHandlers<Q, S, Tx> {
+  /** Runs one attempt of one page and says what comes next (`ctx.next`, `ctx.complete`, `ctx.wait`, ...). */
   execute(ctx: ExecuteContext<Q, S, Tx>): PageControl | Promise<PageControl>;
+  /** Decides whether the run may still go on, at claim and again inside the commit transaction. */
   check?(ctx: CheckContext<Q, S, Tx>): CheckResult | Promise<CheckResult>;
+  /** Accepts a delivered event (`true`) or refuses it (`false` or a reason), failing the run with `TRIGGER_INVALID`. */
   validateEvent?(ctx: ValidateEventContext<Q>): boolean | string | Promise<boolean | string>;
+  /** Called (at least once, from the callback loop) after the run succeeded. */
   onSuccess?(ctx: CallbackContext<Q, S>): unknown;
+  /** Called (at least once, from the callback loop) after the run failed, was cancelled or expired. */
   onFailure?(ctx: CallbackContext<Q, S>): unknown;
+  /** Called once per batch when its last run settled. */
   onBatchSettled?(ctx: CallbackContext<Q, S>): unknown;
 }

@@ -53,13 +53,17 @@ export interface Operator {
     get(runId: string): Promise<RunInfo | null>;
     /** Any run's history in `seq` order (`[]` when there is none). */
     history(runId: string): Promise<HistoryEntry[]>;
+    /** Pauses a run that has not finished: `pausing` while a page holds a live lease, else `paused`. */
     pause(command: RunCommand): Promise<OperatorResult>;
+    /** Lets a `paused`, `pausing` or `blocked` run go on (`running`, `retrying` or `pending`). */
     resume(command: RunCommand): Promise<OperatorResult>;
+    /** Cancels a run that has not finished, with `OPERATOR_STOP` and the operator's text as detail. */
     cancel(command: RunCommand): Promise<OperatorResult>;
   };
   deadLetters: {
     /** Dead letters newest first, `limit` (default 50, at most 200) at a time. */
     list(options?: { limit?: number; cursor?: string }): Promise<{ items: DeadLetter[]; nextCursor: string | null }>;
+    /** Sends a dead letter back to the callback loop with fresh attempts. */
     replay(command: {
       eventId: string;
       expectedRevision: number;
@@ -68,8 +72,10 @@ export interface Operator {
     }): Promise<ReplayResult>;
   };
   maintenance: {
+    /** Applies retention now and says how many rows it removed. */
     collect(): Promise<{ runs: number; events: number; deadLetters: number }>;
   };
+  /** Says whether the queue and its store are `ready`, `degraded` or `unavailable`, and why. */
   health(): Promise<Health>;
 }
 

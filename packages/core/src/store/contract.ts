@@ -196,6 +196,7 @@ export interface EventSelectRequest {
   tasks: readonly (TaskKey & { kinds: readonly CallbackKind[] })[];
   limit: number;
   now: number;
+  /** Core's decision for each candidate: the claimed event to write, or `null` to leave it. */
   plan: (event: CallbackEventRecord) => CallbackEventRecord | null;
 }
 

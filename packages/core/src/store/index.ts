@@ -20,6 +20,7 @@ export {
   type CancelReason,
   type Decision,
   holdsLease,
+  type InputType,
   type Refusal,
   TRANSITION_TABLE,
   type TransitionInput,
@@ -58,7 +59,13 @@ export {
 export { definitionConflict } from './definitions.js';
 export { EVENT_COLUMNS, type EventRow, eventParams, rowToEvent } from './event-row.js';
 export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
-export { type MemoryStore, type MemoryStoreOptions, type MemoryTransaction, memoryStore } from './memory-store.js';
+export {
+  type MemoryStore,
+  type MemoryStoreOptions,
+  type MemoryStoreRaw,
+  type MemoryTransaction,
+  memoryStore,
+} from './memory-store.js';
 export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
   claimDueAt,

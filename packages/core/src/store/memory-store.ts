@@ -27,10 +27,15 @@ export interface MemoryStoreOptions {
 
 /** Direct readers of what the memory store holds, for tests that check what was written. */
 export interface MemoryStoreRaw {
+  /** A copy of one run row. */
   run(namespace: string, runId: string): RunRecord | undefined;
+  /** A copy of one run's history rows. */
   history(namespace: string, runId: string): HistoryEntry[];
+  /** Copies of a namespace's callback event rows. */
   events(namespace: string): CallbackEventRecord[];
+  /** A copy of an application table written through the transaction handle. */
   appRows(table: string): Map<string, Json>;
+  /** How many runs the store holds, in every namespace. */
   runCount(): number;
   /** Everything the store holds as one canonical string, to prove an operation changed nothing. */
   dump(): string;

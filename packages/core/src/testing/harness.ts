@@ -35,7 +35,9 @@ export type HarnessFactory<Tx = unknown> = () => Promise<ConformanceHarness<Tx>>
 
 /** A clock tests move by hand. */
 export interface ManualClock extends Clock {
+  /** Moves the clock forward by `ms`. */
   advance(ms: number): void;
+  /** Sets the clock to `ms` epoch milliseconds. */
   set(ms: number): void;
 }
 

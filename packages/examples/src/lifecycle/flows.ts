@@ -211,7 +211,7 @@ async function waitAndRun(
       waitMs: Math.min(remaining, 100),
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    if (!info || info.status !== 'waiting' || remaining === 0 || options.signal?.aborted) return info;
+    if (info?.status !== 'waiting' || remaining === 0 || options.signal?.aborted) return info;
     const dueAt = info.dueAt === null ? null : Date.parse(info.dueAt);
     options.onWait?.({ waitingFor: waitingFor(), msLeft: dueAt === null ? null : Math.max(0, dueAt - Date.now()) });
   }

