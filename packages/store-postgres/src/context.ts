@@ -79,16 +79,22 @@ export class PgContext {
       return value;
     });
 
-  /** Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN. */
+  /**
+   * Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN.
+   * An error that `passThrough` returns (what the application's effect or check threw, SQL errors included) is
+   * rethrown as it is: it is the page's failure, not the store's.
+   */
   async inTransaction<T>(
     operation: string,
     work: (tx: PostgresTransaction) => Promise<T>,
     context: { runId?: string; idempotencyKey?: string } = {},
+    passThrough?: () => unknown,
   ): Promise<T> {
     const outcome = new OutcomeTracker();
     try {
       return await this.transaction(outcome, work);
     } catch (error) {
+      if (passThrough !== undefined && error === passThrough() && !outcome.reachedCommit) throw error;
       throw classify(error, outcome, operation, context);
     }
   }

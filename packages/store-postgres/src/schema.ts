@@ -12,7 +12,8 @@ import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex
  * One row per run; `claim_due_at` is set only while the run is claimable (see the SQLite store). The columns that
  * claims and settles change come last, and migration 0002 creates the table with `fillfactor = 50`: a new row
  * version on its old version's page is then logged as that short tail only (docs/postgres-store-internals.md, "The run row's layout"). Keep
- * new columns that change often at the end.
+ * new columns that change often at the end. `priority` and `retries` (migration 0004, appended by `ADD COLUMN`) follow
+ * them: a settle or claim never changes them, and an unchanged suffix is left out of the log as the prefix is.
  */
 export const docketRuns = pgTable(
   'docket_runs',
@@ -51,10 +52,12 @@ export const docketRuns = pgTable(
     leaseToken: integer('lease_token'),
     leaseExpiresAt: doublePrecision('lease_expires_at'),
     updatedAt: doublePrecision('updated_at').notNull(),
+    priority: integer('priority').notNull().default(0),
+    retries: integer('retries').notNull().default(0),
   },
   (t) => [
-    index('docket_runs_claim')
-      .on(t.namespace, t.taskName, t.taskVersion, t.claimDueAt)
+    index('docket_runs_claim_priority')
+      .on(t.namespace, t.taskName, t.taskVersion, t.priority, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
     index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
     uniqueIndex('docket_runs_idempotency')

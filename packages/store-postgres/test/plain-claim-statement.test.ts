@@ -260,6 +260,7 @@ describe('the one-statement plain claim', () => {
               'idempotency_key',
               'deadline_at',
               'model_call_limit',
+              'priority',
               'docket_row',
               'docket_plain',
               'docket_claimed',

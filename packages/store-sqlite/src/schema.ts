@@ -45,10 +45,12 @@ export const docketRuns = sqliteTable(
     leaseExpiresAt: integer('lease_expires_at'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    priority: integer('priority').notNull().default(0),
+    retries: integer('retries').notNull().default(0),
   },
   (t) => [
-    index('docket_runs_claim')
-      .on(t.namespace, t.taskName, t.taskVersion, t.claimDueAt)
+    index('docket_runs_claim_priority')
+      .on(t.namespace, t.taskName, t.taskVersion, t.priority, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
     index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
     uniqueIndex('docket_runs_idempotency')

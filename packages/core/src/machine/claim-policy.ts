@@ -89,7 +89,9 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
     next.events !== current.events ||
     next.recovery !== current.recovery ||
     next.triggerEvent !== current.triggerEvent ||
-    next.createdAt !== current.createdAt
+    next.createdAt !== current.createdAt ||
+    next.priority !== current.priority ||
+    next.retries !== current.retries
   ) {
     return false;
   }

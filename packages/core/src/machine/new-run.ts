@@ -27,6 +27,8 @@ export interface NewRun {
   events: readonly CallbackKind[];
   recovery: RunRecord['recovery'];
   createdAt: number;
+  /** -1000..1000; 0 when not given. */
+  priority?: number;
 }
 
 /**
@@ -66,6 +68,8 @@ export function newRun(input: NewRun): RunRecord {
     lease: null,
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
+    priority: input.priority ?? 0,
+    retries: 0,
   };
 }
 

@@ -53,6 +53,8 @@ export const REASONS = [
   'PAUSED',
   'RESUMED',
   'CAPACITY',
+  'NON_RETRYABLE',
+  'OPERATOR_RETRY',
 ] as const;
 
 /** An UPPER_SNAKE reason code attached to every transition. */
@@ -146,6 +148,10 @@ export interface RunRecord {
   lease: Lease | null;
   createdAt: number;
   updatedAt: number;
+  /** Among due runs, higher is claimed first: -1000..1000, 0 by default. */
+  priority: number;
+  /** How often an operator retried this run after it failed (`OPERATOR_RETRY`). */
+  retries: number;
 }
 
 /**
@@ -186,6 +192,8 @@ export function copyRun(run: RunRecord): RunRecord {
     lease: run.lease,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
+    priority: run.priority,
+    retries: run.retries,
   };
 }
 
@@ -261,6 +269,8 @@ export interface RunInfo<Q = Json, S = Json> {
   trigger: StoredTrigger | null;
   dueAt: string | null;
   limits: { deadlineAt: string | null; modelCalls: { limit: number | null; used: number } };
+  /** Among due runs, higher is claimed first (-1000..1000). */
+  priority: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -301,6 +311,7 @@ export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: Callbac
       deadlineAt: run.deadlineAt === null ? null : iso(run.deadlineAt),
       modelCalls: { limit: run.modelCallLimit, used: run.modelCallsUsed },
     },
+    priority: run.priority,
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
   };

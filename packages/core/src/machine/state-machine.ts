@@ -24,13 +24,25 @@ export type TransitionInput =
   | { type: 'check_failed'; actor: string; phase: 'claim' | 'commit'; leaseToken: number; detail?: Json }
   | { type: 'settle_next'; actor: string; leaseToken: number; state: Json | null }
   | { type: 'settle_end'; actor: string; leaseToken: number }
-  | { type: 'settle_failure'; actor: string; leaseToken: number; error: RunError; timedOut: boolean; random: number }
+  | {
+      type: 'settle_failure';
+      actor: string;
+      leaseToken: number;
+      error: RunError;
+      timedOut: boolean;
+      random: number;
+      /** The error says no attempt can succeed (`classifyRetry`): `failed` / `NON_RETRYABLE` at once. */
+      final?: boolean;
+      /** The error asks the next attempt to wait at least this long (replaces a shorter backoff delay). */
+      retryAfterMs?: number | null;
+    }
   | { type: 'contract_invalid'; actor: string; leaseToken: number; error: RunError }
   | { type: 'release'; actor: string; leaseToken: number }
   | { type: 'lease_expired'; actor: string; recoveryLimit: number }
   | { type: 'cancel'; actor: string; reason: CancelReason; detail?: Json; leaseToken?: number }
   | { type: 'pause'; actor: string; detail?: Json }
-  | { type: 'resume'; actor: string; detail?: Json };
+  | { type: 'resume'; actor: string; detail?: Json }
+  | { type: 'retry'; actor: string; detail?: Json };
 
 /** The reasons a run can be cancelled with. */
 export type CancelReason = 'CANCELLED' | 'CALLER_CANCELLED' | 'OPERATOR_STOP' | 'DEADLINE' | 'MODEL_CALL_BUDGET';
@@ -64,6 +76,7 @@ export function holdsLease(run: RunRecord | null, token: number): run is RunReco
  * callback events the move emits, or a refusal. Pure: no I/O, no clock, no randomness (callers pass `random`).
  */
 export function transition(run: RunRecord, input: TransitionInput, now: number): Decision {
+  if (input.type === 'retry') return retryMove(run, input, now);
   if (isTerminal(run.status)) return refuse('TERMINAL', `run is ${run.status}`);
   switch (input.type) {
     case 'time_reached':
@@ -212,12 +225,13 @@ function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'settle_fai
   next.businessFailures = run.businessFailures + 1;
   next.error = input.error;
   const detail = { code: input.error.code, message: input.error.message };
-  if (failures >= run.policy.attempts) {
+  if (input.final === true || failures >= run.policy.attempts) {
     next.dueAt = null;
-    return moved(run, next, input, 'failed', 'ATTEMPTS_EXHAUSTED', now, detail);
+    return moved(run, next, input, 'failed', input.final === true ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED', now, detail);
   }
   next.scheduledRetries = run.scheduledRetries + 1;
-  next.dueAt = now + retryDelayMs(run.policy.backoff, failures, input.random);
+  const backoff = retryDelayMs(run.policy.backoff, failures, input.random);
+  next.dueAt = now + Math.max(backoff, input.retryAfterMs ?? 0);
   if (run.status === 'pausing') return moved(run, next, input, 'paused', 'PAUSED', now, detail);
   return moved(run, next, input, 'retrying', input.timedOut ? 'ATTEMPT_TIMEOUT' : 'ATTEMPT_FAILED', now, detail);
 }
@@ -272,6 +286,21 @@ function operatorMove(run: RunRecord, input: InputOf<'cancel' | 'pause' | 'resum
   if (run.dueAt !== null && run.dueAt > now) return moved(run, next, input, 'retrying', 'RESUMED', now, input.detail);
   next.dueAt = now;
   return moved(run, next, input, 'pending', 'RESUMED', now, input.detail);
+}
+
+/**
+ * An operator's retry of a `failed` run: `pending` again with `OPERATOR_RETRY`, its page and state kept and the page's
+ * attempt counter reset; its last error stays readable until a page commits. Any other status is refused.
+ */
+function retryMove(run: RunRecord, input: InputOf<'retry'>, now: number): Decision {
+  if (run.status !== 'failed') return notAllowed(run, input);
+  const next = copyRun(run);
+  next.pageFailures = 0;
+  next.recoveries = 0;
+  next.retries = run.retries + 1;
+  next.lease = null;
+  next.dueAt = now;
+  return moved(run, next, input, 'pending', 'OPERATOR_RETRY', now, input.detail);
 }
 
 function notAllowed(run: RunRecord, input: TransitionInput): Decision {

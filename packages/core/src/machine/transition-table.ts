@@ -87,6 +87,13 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
     when: 'throw or timeout, no attempt left',
   },
   {
+    input: 'settle_failure',
+    from: ['running', 'pausing'],
+    to: 'failed',
+    reasons: ['NON_RETRYABLE'],
+    when: 'an error no attempt can get past (NonRetryableError, provider 4xx, provider configuration)',
+  },
+  {
     input: 'contract_invalid',
     from: ['running', 'pausing'],
     to: 'failed',
@@ -158,6 +165,13 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
     when: 'operator resume, no live lease, due later',
   },
   { input: 'resume', from: ['pausing'], to: 'running', reasons: ['RESUMED'], when: 'operator resume, live lease' },
+  {
+    input: 'retry',
+    from: ['failed'],
+    to: 'pending',
+    reasons: ['OPERATOR_RETRY'],
+    when: 'operator retry of a failed run',
+  },
 ];
 
 /**

@@ -137,9 +137,21 @@ export class Engine {
     for (const event of held) emitTelemetry(this.options.telemetry.sink, event);
   }
 
+  /** The latest store failure that ended a page's commit, until a later write goes through (shown by `health()`). */
+  commitFailure: unknown = null;
+
+  /**
+   * A page's commit failed in the store (not in the application's effect or check): no attempt is consumed. The run
+   * keeps its lease, which expires, and is recovered as after a crash; `health()` says why meanwhile.
+   */
+  storeFailedAtCommit(_runId: string, error: unknown): void {
+    this.commitFailure = error;
+  }
+
   /** Reports every history entry of a write to telemetry. */
   written(write: RunWrite | null): void {
     if (write === null) return;
+    if (this.commitFailure !== null) this.commitFailure = null;
     const sink = this.options.telemetry.sink;
     // Without a sink there is nothing to build the events for.
     if (sink !== null) {

@@ -50,6 +50,8 @@ export class QueueLifecycle {
     if (this.workers?.lastError) reasons.push(`workers: ${(this.workers.lastError as Error).message}`);
     if (this.callbacks?.lastError) reasons.push(`callbacks: ${(this.callbacks.lastError as Error).message}`);
     if (this.retention?.lastError) reasons.push(`retention: ${(this.retention.lastError as Error).message}`);
+    const commitFailure = this.engine.commitFailure;
+    if (commitFailure !== null) reasons.push(`commits: ${(commitFailure as Error).message}`);
     const straggling = this.engine.straggling;
     if (straggling > 0) {
       reasons.push(

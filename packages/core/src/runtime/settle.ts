@@ -1,4 +1,5 @@
 import type { RunRecord } from '../machine/run-types.js';
+import { classifyRetry } from '../machine/retry-class.js';
 import { transitionWrite } from '../machine/run-write.js';
 import { type TransitionInput, transition } from '../machine/state-machine.js';
 import type { TransactOptions } from '../store/contract.js';
@@ -29,8 +30,19 @@ export async function settle(engine: Engine, runId: string, input: TransitionInp
     });
 }
 
-/** A commit that threw: a broken handler contract ends the run so, anything else is the page's failure. */
+/** Codes of a store that failed (not the application's effect or check): the page's work is not to blame. */
+const STORE_FAILURES = new Set(['STORAGE_FAILURE', 'CONNECTION_UNAVAILABLE', 'OUTCOME_UNKNOWN']);
+
+/**
+ * A commit that threw: a broken handler contract ends the run so; a store failure or a lost connection consumes no
+ * attempt (the page keeps its lease, which expires, and the run is recovered as after a crash); anything else is the
+ * page's failure.
+ */
 export async function commitFailed(engine: Engine, runId: string, token: number, error: unknown): Promise<void> {
+  if (isDocketError(error) && STORE_FAILURES.has(error.code)) {
+    engine.storeFailedAtCommit(runId, error);
+    return;
+  }
   if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
     await settle(engine, runId, {
       type: 'contract_invalid',
@@ -43,8 +55,12 @@ export async function commitFailed(engine: Engine, runId: string, token: number,
   await settleFailure(engine, runId, token, error, false);
 }
 
-/** Settles a page that threw or timed out: its failure, retried with backoff until its attempts run out. */
+/**
+ * Settles a page that threw or timed out: its failure, retried with backoff until its attempts run out, at once
+ * `failed` when the error is final, and not before its `retryAfterMs` when it asks for one (`classifyRetry`).
+ */
 export async function settleFailure(engine: Engine, runId: string, token: number, error: unknown, timedOut: boolean) {
+  const retry = classifyRetry(error);
   await settle(engine, runId, {
     type: 'settle_failure',
     actor: engine.workerActor,
@@ -52,6 +68,8 @@ export async function settleFailure(engine: Engine, runId: string, token: number
     error: engine.toRunError(error),
     timedOut,
     random: Math.random(),
+    final: retry.nonRetryable,
+    retryAfterMs: retry.retryAfterMs,
   });
 }
 

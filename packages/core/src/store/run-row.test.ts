@@ -22,6 +22,8 @@ const patch = fc.record(
     lease: fc.oneof(fc.constant(null), fc.record({ owner: fc.string(), token: fc.nat(), expiresAt: fc.nat() })),
     error: fc.oneof(fc.constant(null), fc.record({ name: fc.string(), message: fc.string() })),
     updatedAt: fc.nat(),
+    priority: fc.integer({ min: -1000, max: 1000 }),
+    retries: fc.nat(),
   },
   { requiredKeys: [] },
 );
@@ -75,6 +77,8 @@ describe('runChanges', () => {
       lease: { owner: 'someone-else', token: 99, expiresAt: 789 },
       createdAt: before.createdAt + 1,
       updatedAt: before.updatedAt + 1,
+      priority: before.priority + 1,
+      retries: before.retries + 1,
     };
     expect(Object.keys(runChanges(before, after)).sort()).toEqual([...RUN_COLUMNS].sort());
     expect(runChanges(before, before)).toEqual({});

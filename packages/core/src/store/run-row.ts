@@ -37,6 +37,8 @@ export interface RunRow {
   lease_expires_at: number | null;
   created_at: number;
   updated_at: number;
+  priority: number;
+  retries: number;
 }
 
 /** The lease stored in a row's three lease columns, or `null`. */
@@ -99,6 +101,8 @@ export function runParams(run: RunRecord): RunRow {
     lease_expires_at: run.lease?.expiresAt ?? null,
     created_at: run.createdAt,
     updated_at: run.updatedAt,
+    priority: run.priority,
+    retries: run.retries,
   };
 }
 
@@ -145,6 +149,8 @@ const RUN_FIELDS: readonly RunField[] = [
   ['lease_expires_at', (r) => r.lease?.expiresAt ?? null, null],
   ['created_at', (r) => r.createdAt, null],
   ['updated_at', (r) => r.updatedAt, null],
+  ['priority', (r) => r.priority, null],
+  ['retries', (r) => r.retries, null],
 ];
 
 /**
@@ -198,6 +204,8 @@ export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
   }
   if (a.createdAt !== b.createdAt) c.created_at = a.createdAt;
   if (a.updatedAt !== b.updatedAt) c.updated_at = a.updatedAt;
+  if (a.priority !== b.priority) c.priority = a.priority;
+  if (a.retries !== b.retries) c.retries = a.retries;
   return c;
 }
 
@@ -269,6 +277,8 @@ export function rowToRun(row: RunRow): RunRecord {
     lease: leaseOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    priority: row.priority,
+    retries: row.retries,
   };
 }
 
@@ -308,4 +318,6 @@ export const RUN_COLUMNS = [
   'lease_expires_at',
   'created_at',
   'updated_at',
+  'priority',
+  'retries',
 ] as const;

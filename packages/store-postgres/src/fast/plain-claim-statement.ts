@@ -11,6 +11,7 @@ import {
   type SelectRequest,
 } from '@docket/core/store';
 import { docketRuns } from '../schema.js';
+import { dueByPriority } from '../sql/due-by-priority.js';
 import { columnList } from '../sql/recordsets.js';
 import type { Tables } from '../sql/run-writes.js';
 import type { Statement } from '../sql/statement.js';
@@ -39,6 +40,7 @@ export interface PlainClaimRow {
   idempotency_key: string | null;
   deadline_at: number | null;
   model_call_limit: number | null;
+  priority: number;
   /** Only when the request names several tasks. */
   task_name?: string;
   task_version?: string;
@@ -123,22 +125,26 @@ export function plainClaimStatement(
   const firstTask = hold ? 4 : 7;
   let text = texts.get(key);
   if (text === undefined) {
-    const perTask = request.tasks.map(
-      (
-        _,
-        i,
-      ) => `SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1::text AND task_name = $${firstTask + 2 * i}::text
-          AND task_version = $${firstTask + 1 + 2 * i}::text AND claim_due_at IS NOT NULL AND claim_due_at <= $2::double precision
-          ORDER BY claim_due_at LIMIT $3::integer FOR UPDATE SKIP LOCKED`,
+    const perTask = request.tasks.map((_, i) =>
+      dueByPriority({
+        runs: tables.runs,
+        columns: RUN_COLUMNS,
+        bands: `b${i}`,
+        namespace: '$1::text',
+        taskName: `$${firstTask + 2 * i}::text`,
+        taskVersion: `$${firstTask + 1 + 2 * i}::text`,
+        now: '$2::double precision',
+        limit: '$3::integer',
+      }),
     );
-    // One task's rows come straight from its index scan; several tasks' (one locking CTE each, since a locking
-    // select cannot be a branch of a UNION) are merged, earliest due first.
+    // One task's rows come straight from its index scans; several tasks' (one locking CTE each, since a locking
+    // select cannot be a branch of a UNION) are merged, highest priority first, then earliest due.
     const selected =
       tasks === 1
-        ? `c AS (${perTask[0]})`
-        : `${perTask.map((s, i) => `c${i} AS (${s})`).join(', ')},
+        ? `${perTask[0]?.bands}, c AS (${perTask[0]?.select})`
+        : `${perTask.map((s, i) => `${s.bands}, c${i} AS (${s.select})`).join(', ')},
       c AS (SELECT * FROM (${perTask.map((_, i) => `SELECT * FROM c${i}`).join(' UNION ALL ')}) AS t
-          ORDER BY claim_due_at LIMIT $3::integer)`;
+          ORDER BY priority DESC, claim_due_at LIMIT $3::integer)`;
     // Whether the plain claim applies to a selected row: the condition of `qualifiesForPlainClaim`.
     const plain = `(c.status = 'pending' OR (c.status = 'retrying' AND (c.due_at IS NULL OR c.due_at <= $2::double precision)))
           AND (c.deadline_at IS NULL OR c.deadline_at > $2::double precision)`;
@@ -147,9 +153,9 @@ export function plainClaimStatement(
     // The update answers what the history rows need; the answer marks the claimed rows by the same condition, and
     // counts the update's rows so that the caller can check the two agree.
     text = hold
-      ? `WITH ${selected}
+      ? `WITH RECURSIVE ${selected}
       SELECT ${answer}, ${plain} AS docket_plain, (SELECT count(*)::integer FROM c WHERE ${plain}) AS docket_claimed FROM c`
-      : `WITH ${selected},
+      : `WITH RECURSIVE ${selected},
       u AS (UPDATE ${tables.runs} AS r SET status = 'running', reason = 'CLAIMED', revision = c.revision + 1,
           due_at = NULL, claim_due_at = NULL, fence = c.fence + 1, lease_owner = $4::text, lease_token = c.fence + 1,
           lease_expires_at = $5::double precision, updated_at = $2::double precision
@@ -198,10 +204,11 @@ function answerColumns(tasks: number, first: number): string {
     'c.lease_owner IS NULL',
     'c.lease_token IS NULL',
     'c.lease_expires_at IS NULL',
+    'c.retries = 0',
     ...SHARED.map((column, i) => `c."${column}" = $${first + i}::text`),
   ].join(' AND ');
   const task = tasks === 1 ? '' : 'c.task_name, c.task_version, ';
-  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, ${task}
+  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, ${task}
         CASE WHEN ${fresh} THEN NULL ELSE row_to_json(c)::text END AS docket_row`;
 }
 
@@ -228,6 +235,7 @@ function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValu
     events: parseSharedJson(shared.events as string),
     recovery: shared.recovery as RunRecord['recovery'],
     createdAt: row.created_at,
+    priority: row.priority,
   });
 }
 

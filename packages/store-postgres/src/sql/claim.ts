@@ -12,6 +12,7 @@ import {
 } from '../fast/plain-claim-statement.js';
 import { notifyText, type PreparedCall, preparedCall } from '../fast/prepared-calls.js';
 import { BEGIN, compose, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../fast/session.js';
+import { dueByPriority, nextDueByPriority } from './due-by-priority.js';
 import { applyLockedWrites, type PendingWrite, rowsOf, runWritesStatement, wakeNamespaces } from './run-writes.js';
 import type { Statement } from './statement.js';
 
@@ -26,15 +27,28 @@ function candidateQueries(ctx: PgContext, request: SelectRequest, expired: boole
       },
     ];
   }
+  const due = dueByPriority({
+    runs: ctx.tables.runs,
+    columns: RUN_COLUMNS,
+    bands: 'b',
+    namespace: '$1::text',
+    taskName: '$2::text',
+    taskVersion: '$3::text',
+    now: '$4::double precision',
+    limit: '$5::integer',
+  });
   return request.tasks.map((task) => ({
-    text: `SELECT ${RUN_COLUMNS} FROM ${ctx.tables.runs} WHERE namespace = $1 AND task_name = $2 AND task_version = $3
-          AND claim_due_at IS NOT NULL AND claim_due_at <= $4 ORDER BY claim_due_at LIMIT $5 FOR UPDATE SKIP LOCKED`,
+    text: `WITH RECURSIVE ${due.bands} ${due.select}`,
     params: [request.namespace, task.name, task.version, request.now, request.limit],
   }));
 }
 
 /** Core's plan for each candidate, up to the request's limit. */
 function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
+  // Several tasks' candidates come one task after another: highest priority first, then earliest due, across them.
+  if (request.tasks.length > 1) {
+    candidates.sort((a, b) => b.priority - a.priority || Number(a.claim_due_at) - Number(b.claim_due_at));
+  }
   const writes: PendingWrite[] = [];
   for (const row of candidates) {
     if (writes.length >= request.limit) break;
@@ -165,11 +179,14 @@ async function selectAndPlan(
 
 /** `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks. */
 export async function nextDueAt(ctx: PgContext, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
-  const reads: Statement[] = tasks.map((task) => ({
-    text: `SELECT min(claim_due_at) AS due FROM ${ctx.tables.runs} WHERE namespace = $1 AND task_name = $2
-        AND task_version = $3 AND claim_due_at IS NOT NULL`,
-    params: [namespace, task.name, task.version],
-  }));
+  const text = nextDueByPriority({
+    runs: ctx.tables.runs,
+    bands: 'b',
+    namespace: '$1::text',
+    taskName: '$2::text',
+    taskVersion: '$3::text',
+  });
+  const reads: Statement[] = tasks.map((task) => ({ text, params: [namespace, task.name, task.version] }));
   const dues: unknown[] = [];
   const session = ctx.session;
   if (session === undefined) {

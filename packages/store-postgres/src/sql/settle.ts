@@ -5,6 +5,9 @@ import type { PostgresTransaction } from '../connection.js';
 import type { PgContext } from '../context.js';
 import { rowsOf } from './run-writes.js';
 
+/** Marks that the plan threw nothing (an application may throw `undefined`). */
+const NO_ERROR = Symbol('no error');
+
 /** A group commit of pure plans (`fast/group-commit.ts`'s `transactBatcher`). */
 export type GroupedTransact = <T>(
   namespace: string,
@@ -33,6 +36,7 @@ export function transact<T>(
   if (options?.pure === true) return grouped<T>(namespace, runId, plan);
   ctx.known.forget(runId);
   let written: RunRecord | null = null;
+  let planError: unknown = NO_ERROR;
   return ctx
     .inTransaction<T>(
       'store.transact',
@@ -42,7 +46,14 @@ export function transact<T>(
           sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${runId} FOR UPDATE`,
         );
         const current = found[0] ? rowToRun(found[0]) : null;
-        const { write, value } = (await plan(tx, current)) as PlanResult<T>;
+        let planned: PlanResult<T>;
+        try {
+          planned = (await plan(tx, current)) as PlanResult<T>;
+        } catch (error) {
+          planError = error;
+          throw error;
+        }
+        const { write, value } = planned;
         if (write !== null) {
           if (current === null) throw new Error('internal: write for a missing run');
           await ctx.applyWrite(tx, current, write);
@@ -51,6 +62,7 @@ export function transact<T>(
         return value;
       },
       { runId },
+      () => planError,
     )
     .then((value) => {
       if (written !== null) ctx.known.committed(written);

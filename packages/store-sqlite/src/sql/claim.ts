@@ -6,7 +6,8 @@ import type { Statements } from './statements.js';
 
 /**
  * `Store.claimDue` (and, with `expired`, `recoverExpired`): the due runs of each task (or the expired leases) by
- * index, earliest due first, each planned by core and written in the group's transaction.
+ * index, highest priority first and earliest due first within a priority, each planned by core and written in the
+ * group's transaction.
  */
 export function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   return ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {
@@ -25,23 +26,50 @@ export function claim(ctx: SqliteContext, request: SelectRequest, expired: boole
 function candidates(s: Statements, request: SelectRequest, expired: boolean): RunRow[] {
   if (expired) return s.selectExpired.all(request.namespace, request.now, request.limit);
   let rows: RunRow[] = [];
-  for (const task of request.tasks) {
-    rows.push(...s.selectClaimable.all(request.namespace, task.name, task.version, request.now, request.limit));
-  }
+  for (const task of request.tasks) rows.push(...dueOfTask(s, request, task));
   if (request.tasks.length > 1) {
-    rows.sort((a, b) => (a.claim_due_at ?? 0) - (b.claim_due_at ?? 0) || a.created_at - b.created_at);
+    rows.sort(
+      (a, b) =>
+        b.priority - a.priority || (a.claim_due_at ?? 0) - (b.claim_due_at ?? 0) || a.created_at - b.created_at,
+    );
     rows = rows.slice(0, request.limit);
   }
   return rows;
 }
 
-/** `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks. */
+/** Above every priority a run can have (-1000..1000). */
+const ABOVE_ALL = 1001;
+
+/**
+ * One task's due runs, highest priority first: one index seek finds each priority the task has claimable runs of,
+ * one range scan reads that priority's due runs in due order. The cost grows with the number of priorities in use,
+ * not with the number of runs waiting for a later time.
+ */
+function dueOfTask(s: Statements, request: SelectRequest, task: TaskKey): RunRow[] {
+  const rows: RunRow[] = [];
+  let band = ABOVE_ALL;
+  while (rows.length < request.limit) {
+    const next = s.selectBandBelow.get(request.namespace, task.name, task.version, band);
+    if (next === undefined) break;
+    band = next.priority;
+    const left = request.limit - rows.length;
+    rows.push(...s.selectClaimable.all(request.namespace, task.name, task.version, band, request.now, left));
+  }
+  return rows;
+}
+
+/** `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks, whatever their priority. */
 export function nextDueAt(ctx: SqliteContext, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
   return ctx.read('store.nextDueAt', ({ s }) => {
     let earliest: number | null = null;
     for (const task of tasks) {
-      const due = s.selectNextDue.get(namespace, task.name, task.version)?.due ?? null;
-      if (due !== null && (earliest === null || due < earliest)) earliest = due;
+      for (let band = ABOVE_ALL; ; ) {
+        const next = s.selectBandBelow.get(namespace, task.name, task.version, band);
+        if (next === undefined) break;
+        band = next.priority;
+        const due = s.selectNextDue.get(namespace, task.name, task.version, band)?.due ?? null;
+        if (due !== null && (earliest === null || due < earliest)) earliest = due;
+      }
     }
     return earliest;
   });

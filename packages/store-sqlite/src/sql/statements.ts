@@ -31,9 +31,11 @@ export class Statements {
   readonly deleteCommands: Database.Statement<[string, number]>;
   private readonly lists = new Map<string, Database.Statement>();
   readonly countEvents: Database.Statement<[string, string], { status: string; n: number }>;
-  readonly selectClaimable: Database.Statement<[string, string, string, number, number], RunRow>;
+  /** The highest priority below the given one that a task has claimable runs of (due or not). */
+  readonly selectBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
+  readonly selectClaimable: Database.Statement<[string, string, string, number, number, number], RunRow>;
   readonly selectExpired: Database.Statement<[string, number, number], RunRow>;
-  readonly selectNextDue: Database.Statement<[string, string, string], { due: number | null }>;
+  readonly selectNextDue: Database.Statement<[string, string, string, number], { due: number | null }>;
   readonly selectDefinition: Database.Statement<[string, string, string], { hash: string }>;
   readonly insertDefinition: Database.Statement<[Record<string, string | number>]>;
 
@@ -97,10 +99,15 @@ export class Statements {
     this.countEvents = db.prepare(
       'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
     );
+    this.selectBandBelow = db.prepare(
+      `SELECT priority FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority < ? AND claim_due_at IS NOT NULL
+       ORDER BY priority DESC LIMIT 1`,
+    );
     this.selectClaimable = db.prepare(
-      `SELECT * FROM docket_runs INDEXED BY docket_runs_claim
-       WHERE namespace = ? AND task_name = ? AND task_version = ? AND claim_due_at IS NOT NULL AND claim_due_at <= ?
-       ORDER BY claim_due_at LIMIT ?`,
+      `SELECT * FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL
+       AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
     );
     this.selectExpired = db.prepare(
       `SELECT * FROM docket_runs INDEXED BY docket_runs_lease
@@ -108,8 +115,8 @@ export class Statements {
        ORDER BY lease_expires_at LIMIT ?`,
     );
     this.selectNextDue = db.prepare(
-      `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim
-       WHERE namespace = ? AND task_name = ? AND task_version = ? AND claim_due_at IS NOT NULL`,
+      `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL`,
     );
     this.selectDefinition = db.prepare(
       'SELECT hash FROM docket_definitions WHERE namespace = ? AND name = ? AND version = ?',

@@ -120,11 +120,11 @@ function select(
   m: MemoryState,
   request: Pick<SelectRequest, 'namespace' | 'limit' | 'plan'>,
   match: (run: RunRecord) => boolean,
-  order: (run: RunRecord) => number,
+  order: (a: RunRecord, b: RunRecord) => number,
 ): RunRecord[] {
   const candidates = [...m.runs.values()]
     .filter((run) => run.namespace === request.namespace && match(run))
-    .sort((a, b) => order(a) - order(b) || a.createdAt - b.createdAt);
+    .sort((a, b) => order(a, b) || a.createdAt - b.createdAt);
   return planEach(candidates, request.limit, request.plan, (run, write) => {
     checkWrite(run, write);
     m.applyWrite(write);
@@ -132,21 +132,25 @@ function select(
   });
 }
 
-/** `Store.claimDue`: due runs of the given tasks, earliest first. */
+/** `Store.claimDue`: due runs of the given tasks, highest priority first, then earliest due first. */
 export function claimDue(m: MemoryState, request: SelectRequest): Promise<RunRecord[]> {
   const due = (run: RunRecord) =>
     CLAIMABLE_STATUSES.includes(run.status) &&
     run.dueAt !== null &&
     run.dueAt <= request.now &&
     taskMatches(run, request.tasks);
-  return m.exclusive(() => select(m, request, due, (run) => run.dueAt ?? 0));
+  return m.exclusive(() =>
+    select(m, request, due, (a, b) => b.priority - a.priority || (a.dueAt ?? 0) - (b.dueAt ?? 0)),
+  );
 }
 
 /** `Store.recoverExpired`: running or pausing runs whose lease expired, earliest expiry first. */
 export function recoverExpired(m: MemoryState, request: Omit<SelectRequest, 'tasks'>): Promise<RunRecord[]> {
   const expired = (run: RunRecord) =>
     (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.lease.expiresAt <= request.now;
-  return m.exclusive(() => select(m, request, expired, (run) => run.lease?.expiresAt ?? 0));
+  return m.exclusive(() =>
+    select(m, request, expired, (a, b) => (a.lease?.expiresAt ?? 0) - (b.lease?.expiresAt ?? 0)),
+  );
 }
 
 /** `Store.nextDueAt`. */

@@ -1,0 +1,46 @@
+import { NonRetryableError } from '../util/retry-errors.js';
+
+/** The longest a `retryAfterMs` may push the next attempt out: one hour. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Provider HTTP statuses of a request that cannot succeed as sent. */
+const FINAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 422]);
+
+/** How a handler's error bears on the next attempt: none at all, or not before `retryAfterMs`. */
+export interface RetryClass {
+  nonRetryable: boolean;
+  /** Milliseconds the next attempt waits at least (capped at one hour), or `null`. */
+  retryAfterMs: number | null;
+}
+
+/**
+ * Classifies a handler's error (and the causes it wraps): `NonRetryableError`, a provider's `PROVIDER_HTTP_ERROR`
+ * with status 400, 401, 403, 404 or 422, and `PROVIDER_CONFIG_INVALID` are final; a numeric `retryAfterMs` (own
+ * property or `details.retryAfterMs`) delays the next attempt. Pure.
+ */
+export function classifyRetry(error: unknown): RetryClass {
+  let nonRetryable = false;
+  let retryAfterMs: number | null = null;
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    if (!nonRetryable) nonRetryable = isFinal(current);
+    if (retryAfterMs === null) retryAfterMs = retryAfterOf(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return { nonRetryable, retryAfterMs };
+}
+
+function isFinal(error: object): boolean {
+  if (error instanceof NonRetryableError) return true;
+  const { code, details } = error as { code?: unknown; details?: { status?: unknown } };
+  if (code === 'PROVIDER_CONFIG_INVALID') return true;
+  return code === 'PROVIDER_HTTP_ERROR' && typeof details?.status === 'number' && FINAL_STATUSES.has(details.status);
+}
+
+function retryAfterOf(error: object): number | null {
+  const own = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  const detail = (error as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
+  const value = typeof own === 'number' ? own : typeof detail === 'number' ? detail : null;
+  if (value === null || !Number.isFinite(value) || value < 0) return null;
+  return Math.min(Math.ceil(value), MAX_RETRY_AFTER_MS);
+}

@@ -1,0 +1,45 @@
+/** Where a task's due runs are read from, and the SQL expressions (parameters) that select them. */
+export interface DueQuery {
+  /** The runs table, qualified. */
+  runs: string;
+  /** The columns to answer, as a select list. */
+  columns: string;
+  /** The name of the CTE that lists the task's priorities. */
+  bands: string;
+  namespace: string;
+  taskName: string;
+  taskVersion: string;
+  now: string;
+  limit: string;
+}
+
+/**
+ * A task's due runs, highest priority first and earliest due within a priority, locked (`SKIP LOCKED`), as a
+ * recursive CTE `bands` (the priorities the task has claimable runs of, highest first: one index seek each, a loose
+ * index scan) and a select that reads each priority's due runs by one range scan of `docket_runs_claim_priority`,
+ * stopping once `limit` rows are found. The cost follows the number of priorities in use, not the number of runs
+ * waiting for a later time, which a scan ordered by (priority, due time) would step over. `WITH RECURSIVE` must open
+ * the statement that uses it.
+ */
+export function dueByPriority(q: DueQuery): { bands: string; select: string } {
+  const task = `namespace = ${q.namespace} AND task_name = ${q.taskName} AND task_version = ${q.taskVersion}`;
+  const bands = `${q.bands}(p) AS (
+      (SELECT priority FROM ${q.runs} WHERE ${task} AND claim_due_at IS NOT NULL ORDER BY priority DESC LIMIT 1)
+      UNION ALL
+      SELECT (SELECT priority FROM ${q.runs} WHERE ${task} AND claim_due_at IS NOT NULL AND priority < ${q.bands}.p
+        ORDER BY priority DESC LIMIT 1) FROM ${q.bands} WHERE ${q.bands}.p IS NOT NULL)`;
+  const select = `SELECT d.* FROM ${q.bands} CROSS JOIN LATERAL (SELECT ${q.columns} FROM ${q.runs}
+        WHERE ${task} AND priority = ${q.bands}.p AND claim_due_at IS NOT NULL AND claim_due_at <= ${q.now}
+        ORDER BY claim_due_at LIMIT ${q.limit} FOR UPDATE SKIP LOCKED) AS d
+      WHERE ${q.bands}.p IS NOT NULL LIMIT ${q.limit}`;
+  return { bands, select };
+}
+
+/** The earliest due time among a task's claimable runs, whatever their priority: one seek per priority in use. */
+export function nextDueByPriority(q: Omit<DueQuery, 'columns' | 'now' | 'limit'>): string {
+  const { bands } = dueByPriority({ ...q, columns: '', now: '', limit: '' });
+  const task = `namespace = ${q.namespace} AND task_name = ${q.taskName} AND task_version = ${q.taskVersion}`;
+  return `WITH RECURSIVE ${bands}
+    SELECT min(d.due) AS due FROM ${q.bands} CROSS JOIN LATERAL (SELECT min(claim_due_at) AS due FROM ${q.runs}
+      WHERE ${task} AND priority = ${q.bands}.p AND claim_due_at IS NOT NULL) AS d WHERE ${q.bands}.p IS NOT NULL`;
+}
