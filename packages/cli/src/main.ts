@@ -5,7 +5,7 @@ import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
 import { openCommandStore } from './stores.js';
-import { COMMAND_USAGE, USAGE } from './usage.js';
+import { COMMAND_USAGE, DEFAULT_REPLAY_REASON, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
 export interface Io {
@@ -53,6 +53,7 @@ const ALLOWED: Record<string, string[]> = {
   'runs cancel': ['reason', 'expected-revision', 'command-id'],
   'runs pause': ['reason', 'expected-revision', 'command-id'],
   'runs resume': ['reason', 'expected-revision', 'command-id'],
+  'runs retry': ['reason', 'expected-revision', 'command-id'],
   'dead-letters list': ['limit', 'cursor'],
   'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
   gc: [],
@@ -66,9 +67,13 @@ const NEEDS_ID = new Set([
   'runs cancel',
   'runs pause',
   'runs resume',
+  'runs retry',
   'dead-letters replay',
 ]);
-const WRITES = new Set(['runs cancel', 'runs pause', 'runs resume', 'dead-letters replay', 'gc']);
+const WRITES = new Set(['runs cancel', 'runs pause', 'runs resume', 'runs retry', 'dead-letters replay', 'gc']);
+
+/** The `runs` commands that steer a run; each needs `--reason`. */
+const STEERS = ['cancel', 'pause', 'resume', 'retry'];
 
 function integer(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -115,10 +120,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (args.length !== expectedArgs) {
       throw new UsageError(expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`);
     }
-    if (command.startsWith('runs ') && ['cancel', 'pause', 'resume'].includes(command.slice(5)) && !values.reason) {
+    if (command.startsWith('runs ') && STEERS.includes(command.slice(5)) && !values.reason) {
       throw new UsageError(`${command} needs --reason <text>`);
     }
-    if (command === 'dead-letters replay' && !values.reason) throw new UsageError(`${command} needs --reason <text>`);
     if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
       throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
     }
@@ -201,8 +205,9 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
     }
     case 'runs cancel':
     case 'runs pause':
-    case 'runs resume': {
-      const verb = command.slice(5) as 'cancel' | 'pause' | 'resume';
+    case 'runs resume':
+    case 'runs retry': {
+      const verb = command.slice(5) as 'cancel' | 'pause' | 'resume' | 'retry';
       let expectedRevision = o.expectedRevision;
       if (expectedRevision === undefined) {
         const run = await op.runs.get(id);
@@ -266,7 +271,7 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
       const result = await op.deadLetters.replay({
         eventId: id,
         expectedRevision,
-        reason: o.reason as string,
+        reason: o.reason ?? DEFAULT_REPLAY_REASON,
         commandId,
       });
       print(result, () =>

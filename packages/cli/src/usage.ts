@@ -1,3 +1,6 @@
+/** The reason a `dead-letters replay` records when none is given. */
+export const DEFAULT_REPLAY_REASON = 'replayed with docket dead-letters replay';
+
 /** The command's usage, short. */
 export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgres://...> [--schema <s>]] [--namespace <ns>] [--json] <command>
        docket --version | --help
@@ -6,9 +9,9 @@ commands:
   runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>] [--payloads]
   runs get <runId>
   runs history <runId>
-  runs cancel|pause|resume <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  runs cancel|pause|resume|retry <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   dead-letters list [--limit <n>] [--cursor <c>]
-  dead-letters replay <eventId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
   gc
   health
   providers check [--provider <name>]
@@ -31,9 +34,11 @@ export const COMMAND_USAGE: Record<string, string> = {
   'runs cancel': steer('cancel'),
   'runs pause': steer('pause'),
   'runs resume': steer('resume'),
+  'runs retry': `${steer('retry')}
+  Only a failed run goes back to pending (OPERATOR_RETRY), its page and state kept; any other status: noop.`,
   'dead-letters list': 'usage: docket --db <file> dead-letters list [--limit <n>] [--cursor <c>]',
-  'dead-letters replay': `usage: docket --db <file> dead-letters replay <eventId> --reason <text> [--expected-revision <n>] [--command-id <id>]
-  Puts the dead letter back for delivery (replayGeneration + 1).`,
+  'dead-letters replay': `usage: docket --db <file> dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
+  Puts the dead letter back for delivery (replayGeneration + 1). The reason defaults to "${DEFAULT_REPLAY_REASON}".`,
   gc: 'usage: docket --db <file> gc\n  Deletes what retention allows; never a run whose callbacks are unsettled.',
   health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
   'providers check': `usage: docket providers check [--provider <name>]

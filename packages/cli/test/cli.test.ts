@@ -174,11 +174,29 @@ describe('docket runs', () => {
     expect(listed.items).toHaveLength(1);
     const eventId = listed.items[0].eventId as string;
     expect(eventId).toBe(`${ids.failed}:1:failure`);
-    expect(json(['dead-letters', 'replay', eventId, '--reason', 'receiver fixed'])).toMatchObject({
-      kind: 'applied',
-      status: 'pending',
-    });
+    // No --reason: the replay records a default one.
+    expect(json(['dead-letters', 'replay', eventId])).toMatchObject({ kind: 'applied', status: 'pending' });
     expect(json(['dead-letters', 'list']).items).toEqual([]);
+  });
+
+  it('retries a failed run (OPERATOR_RETRY) and leaves any other run as it is', async () => {
+    const noReason = docket(['--db', db, 'runs', 'retry', ids.failed]);
+    expect(noReason).toMatchObject({ code: 2 });
+    expect(noReason.err).toMatch(/needs --reason/);
+    const before = json(['runs', 'get', ids.failed]);
+    const retried = json(['runs', 'retry', ids.failed, '--reason', 'input fixed']);
+    expect(retried).toMatchObject({ kind: 'applied', status: 'pending', revision: before.revision + 1, changed: true });
+    const history = await api.operator.runs.history(ids.failed);
+    expect(history.at(-1)).toMatchObject({
+      from: 'failed',
+      to: 'pending',
+      reason: 'OPERATOR_RETRY',
+      actor: 'operator',
+      detail: { reason: 'input fixed' },
+    });
+    expect(json(['runs', 'get', ids.failed])).toMatchObject({ page: 1, attempt: 1, status: 'pending' });
+    const done = ids.done[1] as string;
+    expect(json(['runs', 'retry', done, '--reason', 'again'])).toMatchObject({ kind: 'noop', status: 'success' });
   });
 
   it('runs gc and health', async () => {

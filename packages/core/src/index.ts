@@ -56,3 +56,4 @@ export type { DeliverResult } from './runtime/triggers.js';
 export type { Store, StoreCapabilities } from './store/contract.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './util/errors.js';
 export type { Json } from './util/json.js';
+export { NonRetryableError, RetryAfterError } from './util/retry-errors.js';

@@ -171,6 +171,46 @@ describe('sqliteStore', () => {
     expect(await task.get(runId)).toEqual(before);
   });
 
+  it('consumes no attempt when the store fails at commit: the lease expires and the run is recovered', async () => {
+    const db = new Database(file());
+    cleanups.push(() => db.close());
+    const store = sqliteStore({ database: db });
+    const queue = createQueue({ store, protocol: { pollMs: 10, leaseMs: 3000, heartbeatMs: 1000 } });
+    cleanups.push(() => queue.close());
+    let executions = 0;
+    const task = queue.define(
+      { name: 'commit-fails', version: '1', policy: { attempts: 1 } },
+      {
+        execute(ctx) {
+          executions++;
+          // Docket's own commit cannot write now: a store failure, not the page's.
+          if (executions === 1) db.pragma('query_only = ON');
+          return ctx.end();
+        },
+      },
+    );
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    const health = await waitFor(async () => {
+      const now = await queue.operator.health();
+      return now.reasons.some((r) => r.startsWith('commits: ')) ? now : null;
+    }, 'health to report the failed commit');
+    expect(health.status).toBe('degraded');
+    expect(health.reasons.find((r) => r.startsWith('commits: '))).toMatch(/SQLite/);
+    db.pragma('query_only = OFF');
+    const info = await waitForStatus(task, runId, ['success', 'failed'], 15_000);
+    expect(info).toMatchObject({ status: 'success', businessFailures: 0, recoveries: 1 });
+    expect(executions).toBe(2);
+    expect((await task.history(runId)).map((e) => e.reason)).toEqual([
+      'STARTED',
+      'CLAIMED',
+      'LEASE_EXPIRED',
+      'CLAIMED',
+      'COMPLETED',
+    ]);
+    expect((await queue.operator.health()).reasons.some((r) => r.startsWith('commits: '))).toBe(false);
+  });
+
   it('fails every write of a group commit when one of them fills the database', async () => {
     const db = new Database(file());
     cleanups.push(() => db.close());

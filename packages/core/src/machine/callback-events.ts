@@ -12,7 +12,8 @@ export function callbackEventsFor(before: RunRecord, after: RunRecord, now: numb
     .filter(({ kind }) => after.events.includes(kind))
     .map(({ kind, page }) => ({
       // A run an operator retried settles again on the same page: its later events get ids of their own.
-      eventId: after.retries === 0 ? `${after.runId}:${page}:${kind}` : `${after.runId}:${page}:${kind}:${after.retries}`,
+      eventId:
+        after.retries === 0 ? `${after.runId}:${page}:${kind}` : `${after.runId}:${page}:${kind}:${after.retries}`,
       namespace: after.namespace,
       runId: after.runId,
       taskName: after.taskName,

@@ -227,7 +227,15 @@ function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'settle_fai
   const detail = { code: input.error.code, message: input.error.message };
   if (input.final === true || failures >= run.policy.attempts) {
     next.dueAt = null;
-    return moved(run, next, input, 'failed', input.final === true ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED', now, detail);
+    return moved(
+      run,
+      next,
+      input,
+      'failed',
+      input.final === true ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED',
+      now,
+      detail,
+    );
   }
   next.scheduledRetries = run.scheduledRetries + 1;
   const backoff = retryDelayMs(run.policy.backoff, failures, input.random);

@@ -48,18 +48,18 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
     pause: (input) => runCommand(scope, 'pause', input),
     resume: (input) => runCommand(scope, 'resume', input),
     cancel: (input) => runCommand(scope, 'cancel', input),
+    retry: (input) => runCommand(scope, 'retry', input),
   };
 }
 
+/** The run commands an operator can give. */
+type RunOp = 'pause' | 'resume' | 'cancel' | 'retry';
+
 /**
- * A pause, resume or cancel: once per `commandId` (a reused id answers its first result, `COMMAND_CONFLICT` if the
+ * A pause, resume, cancel or retry: once per `commandId` (a reused id answers its first result, `COMMAND_CONFLICT` if the
  * request differs), refused with `REVISION_CONFLICT` when the run moved past `expectedRevision`.
  */
-async function runCommand(
-  scope: OperatorScope,
-  op: 'pause' | 'resume' | 'cancel',
-  input: RunCommand,
-): Promise<OperatorResult> {
+async function runCommand(scope: OperatorScope, op: RunOp, input: RunCommand): Promise<OperatorResult> {
   const { engine, assertUsable } = scope;
   const operation = `operator.runs.${op}`;
   assertUsable(operation);
@@ -94,7 +94,7 @@ async function runCommand(
 /** The revision check, then the transition: `applied` with its write, or `noop` when the state machine refuses. */
 function decideRunCommand(
   run: RunRecord,
-  op: 'pause' | 'resume' | 'cancel',
+  op: RunOp,
   cmd: RunCommand,
   operation: string,
   now: number,

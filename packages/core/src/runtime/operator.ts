@@ -59,6 +59,11 @@ export interface Operator {
     resume(command: RunCommand): Promise<OperatorResult>;
     /** Cancels a run that has not finished, with `OPERATOR_STOP` and the operator's text as detail. */
     cancel(command: RunCommand): Promise<OperatorResult>;
+    /**
+     * Sends a `failed` run back to `pending` with `OPERATOR_RETRY`: its page and state kept, its attempts counted
+     * anew. Any other status: `noop`.
+     */
+    retry(command: RunCommand): Promise<OperatorResult>;
   };
   deadLetters: {
     /** Dead letters newest first, `limit` (default 50, at most 200) at a time. */

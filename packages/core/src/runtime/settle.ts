@@ -1,5 +1,5 @@
-import type { RunRecord } from '../machine/run-types.js';
 import { classifyRetry } from '../machine/retry-class.js';
+import type { RunRecord } from '../machine/run-types.js';
 import { transitionWrite } from '../machine/run-write.js';
 import { type TransitionInput, transition } from '../machine/state-machine.js';
 import type { TransactOptions } from '../store/contract.js';

@@ -16,6 +16,8 @@ export interface StartInput<Q> {
   idempotencyKey?: string;
   trigger?: { at: string | Date } | { event: string };
   limits?: { modelCalls?: number; deadlineAt?: string | Date };
+  /** Among due runs, higher is claimed first: an integer -1000..1000, 0 by default; not part of the idempotency input. */
+  priority?: number;
 }
 
 /** A checked start, ready for the store: the new run, its first history entry, and what errors about it carry. */
@@ -43,6 +45,7 @@ const startSchema = v.strictObject({
       deadlineAt: v.optional(v.union([v.string(), v.date()])),
     }),
   ),
+  priority: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-1000), v.maxValue(1000))),
 });
 
 /** An instant given as a `Date` or an ISO-8601 string with a zone, in epoch ms; anything else is `CONFIG_INVALID`. */
@@ -83,7 +86,7 @@ export function prepareStart(
   if (!('query' in (input as object))) {
     throw new DocketError('JSON_INVALID', 'query is required', { operation, details: { path: 'query' } });
   }
-  const { query, idempotencyKey, trigger, limits } = parsed.output;
+  const { query, idempotencyKey, trigger, limits, priority } = parsed.output;
   const idem = idempotencyKey === undefined ? {} : { idempotencyKey };
   assertJson(query, 'query', { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS }, operation);
   if (def.schema.query) {
@@ -129,6 +132,7 @@ export function prepareStart(
     events: def.events,
     recovery: def.recovery,
     createdAt: now,
+    priority: priority ?? 0,
   });
   return { run, history: startedEntry(run), idem };
 }

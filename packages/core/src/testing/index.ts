@@ -11,6 +11,7 @@ import { idempotencySuite } from './idempotency.js';
 import { leasesSuite } from './leases.js';
 import { operatorSuite } from './operator.js';
 import { retentionSuite } from './retention.js';
+import { retriesSuite } from './retries.js';
 import { rollbackSuite } from './rollback.js';
 import { shutdownSuite } from './shutdown.js';
 import { taskRunSuite } from './task-run.js';
@@ -54,7 +55,8 @@ export type ConformanceArea =
   | 'taskRun'
   | 'callbacks'
   | 'operator'
-  | 'retention';
+  | 'retention'
+  | 'retries';
 
 const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
   idempotency: idempotencySuite,
@@ -73,6 +75,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   callbacks: callbacksSuite,
   operator: operatorSuite,
   retention: retentionSuite,
+  retries: retriesSuite,
 };
 
 /** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */

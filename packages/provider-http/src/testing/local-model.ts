@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 export type LocalFailure =
   | 'http500'
   | 'http429'
+  | 'http401'
   | 'not-json'
   | 'bad-content'
   | 'bad-shape'
@@ -26,6 +27,8 @@ export interface LocalRequest {
   api: 'openai-compatible' | 'anthropic' | 'gemini';
   path: string;
   body: unknown;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 /** A running local model. */
@@ -199,7 +202,7 @@ export async function startLocalModel(options: LocalModelOptions = {}): Promise<
       res.end(JSON.stringify({ error: { message: 'request body is not JSON' } }));
       return;
     }
-    requests.push({ api, path, body });
+    requests.push({ api, path, body, at: Date.now() });
     const header = req.headers[LOCAL_FAILURE_HEADER];
     let mode = (typeof header === 'string' ? header : null) as LocalFailure | null;
     if (mode === null && failure !== null && failuresLeft > 0) {
@@ -214,6 +217,10 @@ export async function startLocalModel(options: LocalModelOptions = {}): Promise<
       case 'http500':
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'local model: internal error' } }));
+        return;
+      case 'http401':
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'local model: invalid API key' } }));
         return;
       case 'http429':
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' });

@@ -29,8 +29,7 @@ function candidates(s: Statements, request: SelectRequest, expired: boolean): Ru
   for (const task of request.tasks) rows.push(...dueOfTask(s, request, task));
   if (request.tasks.length > 1) {
     rows.sort(
-      (a, b) =>
-        b.priority - a.priority || (a.claim_due_at ?? 0) - (b.claim_due_at ?? 0) || a.created_at - b.created_at,
+      (a, b) => b.priority - a.priority || (a.claim_due_at ?? 0) - (b.claim_due_at ?? 0) || a.created_at - b.created_at,
     );
     rows = rows.slice(0, request.limit);
   }
