@@ -12,7 +12,7 @@ import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import { callbackCounts, getHistory, getRun, listRuns } from './sql/reads.js';
 import { transact } from './sql/settle.js';
-import { createCappedRun } from './sql/start.js';
+import { createCappedRun, createRuns } from './sql/start.js';
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -66,6 +66,7 @@ export function createPostgresStore(
       registerDefinition,
       createRun: (c, request) =>
         request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
+      createRuns,
       getRun,
       getHistory,
       callbackCounts,

@@ -12,7 +12,7 @@ import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import { callbackCounts, getHistory, getRun, listRuns } from './sql/reads.js';
 import { transact } from './sql/settle.js';
-import { createRun } from './sql/start.js';
+import { createRun, createRuns } from './sql/start.js';
 
 export type { SqliteStoreOptions, SqliteTransaction } from './options.js';
 
@@ -48,6 +48,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...bindVerbs<SqliteContext, SqliteTransaction>(ctx, {
       registerDefinition,
       createRun,
+      createRuns,
       getRun,
       getHistory,
       callbackCounts,

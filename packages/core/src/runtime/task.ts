@@ -12,6 +12,7 @@ import type { WorkerLoop } from './worker.js';
 export type { QueueGuards, RunOptions, WaitOptions };
 
 import { type StartInput, startRun } from './start.js';
+import { startManyRuns } from './start-many.js';
 
 export type { StartInput };
 
@@ -26,6 +27,11 @@ export interface BatchTask<Q, S> {
   readonly version: string;
   /** Starts a run, or returns the existing one for the same idempotency key and input. */
   start(input: StartInput<Q>): Promise<{ runId: string; created: boolean }>;
+  /**
+   * Starts 1..1000 runs in one transaction, all or none, each input checked as `start` checks it (a bad one: its
+   * error with `details.index`); the answers are in input order.
+   */
+  startMany(inputs: readonly StartInput<Q>[]): Promise<{ runId: string; created: boolean }[]>;
   /** Reads a run, `null` when there is none (or it was collected). */
   get(runId: string): Promise<RunInfo<Q, S> | null>;
   /** Cancels a live run; a terminal run is left as it is (`changed: false`). */
@@ -75,6 +81,16 @@ export function createBatchTask<Q, S>(
     return startRun(engine, def, input);
   }
 
+  async function startMany(inputs: readonly StartInput<Q>[]) {
+    guards.assertUsable('task.startMany');
+    if (guards.mode() === 'consumer') {
+      throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'a consumer queue cannot start runs', {
+        operation: 'task.startMany',
+      });
+    }
+    return startManyRuns(engine, def, inputs);
+  }
+
   async function cancel(runId: string): Promise<CancelResult> {
     const operation = 'task.cancel';
     guards.assertUsable(operation);
@@ -108,6 +124,7 @@ export function createBatchTask<Q, S>(
     name: def.name,
     version: def.version,
     start,
+    startMany,
     async get(runId) {
       guards.assertUsable('task.get');
       const run = await load(runId, 'task.get');

@@ -4,6 +4,7 @@ import type { Store } from './contract.js';
 export type StoreVerbName =
   | 'registerDefinition'
   | 'createRun'
+  | 'createRuns'
   | 'getRun'
   | 'getHistory'
   | 'callbackCounts'

@@ -10,6 +10,7 @@ import type {
 } from '../machine/run-types.js';
 import type { RunWrite } from '../machine/run-write.js';
 import type { Json } from '../util/json.js';
+import type { StartsPlan } from './start-plan.js';
 
 export type { PlainClaim, RunWrite };
 
@@ -37,6 +38,12 @@ export interface Store<Tx = unknown> {
    * is returned) or the namespace holds `maxRuns` live runs. Atomic: two concurrent calls with one key create one run.
    */
   createRun(request: CreateRunRequest): Promise<CreateRunResult>;
+
+  /**
+   * Creates many runs of one task in one transaction, all or none: the runs their keys already name are read, core's
+   * `planStarts` decides, and only an `ok` plan's new runs are written (`capacity` when they would pass `maxRuns`).
+   */
+  createRuns(request: CreateRunsRequest): Promise<CreateRunsResult>;
 
   /** Reads one run, or `null`. */
   getRun(namespace: string, runId: string): Promise<RunRecord | null>;
@@ -146,6 +153,16 @@ export interface CreateRunRequest {
   /** `null`: unlimited. Otherwise live (not yet collected) runs in the namespace must stay below it. */
   maxRuns: number | null;
 }
+
+/** What `createRuns` inserts: runs of one task, in input order. */
+export interface CreateRunsRequest {
+  runs: readonly Pick<CreateRunRequest, 'run' | 'history'>[];
+  /** As in `CreateRunRequest`, for the namespace after every new run of the call. */
+  maxRuns: number | null;
+}
+
+/** What `createRuns` did: core's plan (nothing written unless `ok`), or `capacity` with nothing written. */
+export type CreateRunsResult = StartsPlan | { kind: 'capacity' };
 
 /** What `createRun` did. */
 export type CreateRunResult =

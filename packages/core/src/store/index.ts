@@ -42,6 +42,8 @@ export {
   type CommandRequest,
   type CreateRunRequest,
   type CreateRunResult,
+  type CreateRunsRequest,
+  type CreateRunsResult,
   type DefinitionRecord,
   type EventPlan,
   type EventSelectRequest,
@@ -77,3 +79,4 @@ export {
   runColumn,
   runParams,
 } from './run-row.js';
+export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';

@@ -8,6 +8,7 @@ import { claimEvents, listEvents, transactEvent } from './memory/events.js';
 import {
   claimDue,
   createRun,
+  createRuns,
   listRuns,
   type MemoryTransaction,
   nextDueAt,
@@ -66,6 +67,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     ...bindVerbs<MemoryState, MemoryTransaction>(m, {
       registerDefinition,
       createRun,
+      createRuns,
       ...runReads,
       transact,
       claimDue,

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { budgetsSuite } from './budgets.js';
+import { bulkStartsSuite } from './bulk-starts.js';
 import { callbacksSuite } from './callbacks.js';
 import { checksSuite } from './checks.js';
 import { claimsSuite } from './claims.js';
@@ -56,7 +57,8 @@ export type ConformanceArea =
   | 'callbacks'
   | 'operator'
   | 'retention'
-  | 'retries';
+  | 'retries'
+  | 'bulkStarts';
 
 const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
   idempotency: idempotencySuite,
@@ -76,6 +78,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   operator: operatorSuite,
   retention: retentionSuite,
   retries: retriesSuite,
+  bulkStarts: bulkStartsSuite,
 };
 
 /** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */

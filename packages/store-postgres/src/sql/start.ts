@@ -1,6 +1,14 @@
-import type { CreateRunRequest, CreateRunResult, RunRow } from '@docket/core/store';
-import { rowToRun } from '@docket/core/store';
+import type {
+  CreateRunRequest,
+  CreateRunResult,
+  CreateRunsRequest,
+  CreateRunsResult,
+  RunRecord,
+  RunRow,
+} from '@docket/core/store';
+import { planStarts, rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
+import type { PostgresTransaction } from '../connection.js';
 import type { PgContext } from '../context.js';
 import { insertRuns, rowsOf } from './run-writes.js';
 
@@ -32,4 +40,57 @@ export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRu
     },
     { runId: run.runId, ...(run.idempotencyKey === null ? {} : { idempotencyKey: run.idempotencyKey }) },
   );
+}
+
+/** Thrown inside a bulk start whose key a concurrent start took after it was read: the transaction runs again. */
+class KeyTakenMeanwhile extends Error {}
+
+/**
+ * `Store.createRuns`: in one transaction (under the namespace's capacity lock when `maxRuns` is set), reads the runs
+ * the keys name, lets core's `planStarts` decide, and inserts the new runs and their history in one statement. A key
+ * that a concurrent start took between the read and the insert rolls everything back and the transaction runs again.
+ */
+export async function createRuns(ctx: PgContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.inTransaction('task.startMany', (tx) => createRunsIn(ctx, tx, request));
+    } catch (error) {
+      if (!(error instanceof KeyTakenMeanwhile) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function createRunsIn(
+  ctx: PgContext,
+  tx: PostgresTransaction,
+  request: CreateRunsRequest,
+): Promise<CreateRunsResult> {
+  const first = request.runs[0]?.run;
+  if (first === undefined) return { kind: 'ok', insert: [], answers: [] };
+  if (request.maxRuns !== null) {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${first.namespace}:capacity`}, 0))`);
+  }
+  const keys = [...new Set(request.runs.map((r) => r.run.idempotencyKey).filter((k): k is string => k !== null))];
+  const existing = new Map<string, RunRecord>();
+  if (keys.length > 0) {
+    const rows = await rowsOf<RunRow>(
+      tx,
+      sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${first.namespace} AND task_name = ${first.taskName}
+        AND idempotency_key IN ${keys}`,
+    );
+    for (const row of rows) existing.set(row.idempotency_key as string, rowToRun(row));
+  }
+  const plan = planStarts(request.runs, existing);
+  if (plan.kind !== 'ok' || plan.insert.length === 0) return plan;
+  if (request.maxRuns !== null) {
+    const [count] = await rowsOf<{ n: string | number }>(
+      tx,
+      sql`SELECT count(*) AS n FROM ${ctx.q.runs} WHERE namespace = ${first.namespace}`,
+    );
+    if (Number(count?.n ?? 0) + plan.insert.length > request.maxRuns) return { kind: 'capacity' };
+  }
+  const inserts = plan.insert.map((index) => ({ ...(request.runs[index] as CreateRunRequest), maxRuns: null }));
+  const inserted = await insertRuns(tx, ctx.tables, inserts);
+  if (inserted.size !== inserts.length) throw new KeyTakenMeanwhile('an idempotency key was taken meanwhile');
+  return plan;
 }

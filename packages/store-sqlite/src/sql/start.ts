@@ -1,5 +1,11 @@
-import type { CreateRunRequest, CreateRunResult } from '@docket/core/store';
-import { historyParams, rowToRun, runParams } from '@docket/core/store';
+import type {
+  CreateRunRequest,
+  CreateRunResult,
+  CreateRunsRequest,
+  CreateRunsResult,
+  RunRecord,
+} from '@docket/core/store';
+import { historyParams, planStarts, rowToRun, runParams } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 
 /**
@@ -23,5 +29,37 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
       return { kind: 'created', run };
     },
     run.runId,
+  );
+}
+
+/**
+ * `Store.createRuns`: reads the runs the keys name, lets core's `planStarts` decide, and inserts the new runs with
+ * their first history entries, all in the group's transaction (one savepoint: all of them or none).
+ */
+export function createRuns(ctx: SqliteContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  const first = request.runs[0]?.run;
+  return ctx.write(
+    'task.startMany',
+    ({ s }): CreateRunsResult => {
+      const existing = new Map<string, RunRecord>();
+      for (const { run } of request.runs) {
+        if (run.idempotencyKey === null || existing.has(run.idempotencyKey)) continue;
+        const found = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
+        if (found) existing.set(run.idempotencyKey, rowToRun(found));
+      }
+      const plan = planStarts(request.runs, existing);
+      if (plan.kind !== 'ok') return plan;
+      if (request.maxRuns !== null && first !== undefined && plan.insert.length > 0) {
+        if ((s.countRuns.get(first.namespace)?.n ?? 0) + plan.insert.length > request.maxRuns)
+          return { kind: 'capacity' };
+      }
+      for (const index of plan.insert) {
+        const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
+        s.insertRun.run(runParams(run));
+        s.insertHistory.run(historyParams(run.runId, history));
+      }
+      return plan;
+    },
+    first?.runId,
   );
 }

@@ -9,11 +9,14 @@ import {
   CLAIMABLE_STATUSES,
   type CreateRunRequest,
   type CreateRunResult,
+  type CreateRunsRequest,
+  type CreateRunsResult,
   type ListRunsRequest,
   type SelectRequest,
   type TaskKey,
   type TransactPlan,
 } from '../contract.js';
+import { planStarts } from '../start-plan.js';
 import { clone, key, type MemoryState, planEach } from './state.js';
 
 /**
@@ -46,6 +49,35 @@ export function createRun(m: MemoryState, request: CreateRunRequest): Promise<Cr
     m.history.set(key(run.namespace, run.runId), [clone(request.history)]);
     if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
     return { kind: 'created', run: clone(run) };
+  });
+}
+
+/** `Store.createRuns`: core's plan over the runs the keys name, then every new run, all in one exclusive step. */
+export function createRuns(m: MemoryState, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  return m.exclusive((): CreateRunsResult => {
+    const existing = new Map<string, RunRecord>();
+    for (const { run } of request.runs) {
+      const idemKey = m.idempotencyKeyOf(run);
+      const id = idemKey === null ? undefined : m.idempotency.get(idemKey);
+      const found = id === undefined ? undefined : m.runs.get(key(run.namespace, id));
+      if (found && run.idempotencyKey !== null) existing.set(run.idempotencyKey, clone(found));
+    }
+    const plan = planStarts(request.runs, existing);
+    if (plan.kind !== 'ok') return plan;
+    const namespace = request.runs[0]?.run.namespace;
+    if (request.maxRuns !== null && plan.insert.length > 0) {
+      let live = 0;
+      for (const r of m.runs.values()) if (r.namespace === namespace) live++;
+      if (live + plan.insert.length > request.maxRuns) return { kind: 'capacity' };
+    }
+    for (const index of plan.insert) {
+      const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
+      m.runs.set(key(run.namespace, run.runId), clone(run));
+      m.history.set(key(run.namespace, run.runId), [clone(history)]);
+      const idemKey = m.idempotencyKeyOf(run);
+      if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
+    }
+    return plan;
   });
 }
 
