@@ -117,6 +117,21 @@ async function docketEnqueue(n, schema) {
   return enqueue;
 }
 
+/** `startMany` of 100 runs per call on a fresh `schema`, one call after another; answers the rate. */
+async function docketStartMany({ n, schema }) {
+  await dropSchema(schema);
+  const producer = createQueue({
+    store: postgresStore({ connectionString: url, schema }),
+    runtime: { mode: 'producer' },
+  });
+  const task = producer.define(definition);
+  await producer.ready();
+  const enqueue = await enqueueInChunks(n, 100, (chunk) => task.startMany(chunk.map((query) => ({ query }))));
+  await producer.close();
+  await dropSchema(schema);
+  return { enqueue };
+}
+
 async function docketProcess({ n, concurrency, schema }) {
   const enqueue = await docketEnqueue(n, schema);
 
@@ -381,6 +396,15 @@ async function startBoss(schema) {
   return boss;
 }
 
+/** pg-boss `insert` of 100 jobs per call on a fresh `schema`; answers the rate. */
+async function pgBossEnqueue({ n, schema }) {
+  const boss = await startBoss(schema);
+  const enqueue = await enqueueInChunks(n, 100, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
+  await boss.stop({ graceful: false, wait: true, timeout: 10_000 });
+  await dropSchema(schema);
+  return { enqueue };
+}
+
 async function pgBossProcess({ n, batchSize, schema }) {
   const boss = await startBoss(schema);
   const enqueue = await enqueueInChunks(n, 500, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
@@ -418,6 +442,8 @@ async function pgBossLatency({ count, perSecond, schema }) {
 
 const scenarios = {
   docketProcess,
+  docketStartMany,
+  pgBossEnqueue,
   docketLatency,
   rawProcess,
   rawDocketTables,

@@ -124,6 +124,13 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
     perRun(`CPU µs, worker process, n=${large}`, 'worker', docketLarge, [[graphileLarge, GRAPHILE]]);
     perRun(`CPU µs, server (rest of machine), n=${large}`, 'rest', docketLarge, [[graphileLarge, GRAPHILE]]);
   }
+  // Bulk starts: 100 per call, against graphile-worker's addJobs(100) (measured with its processing above) and
+  // pg-boss's insert of 100.
+  const many = await median('docketStartMany', { n }, 'enqueue');
+  const bossMany = await median('pgBossEnqueue', { n }, 'enqueue');
+  const bulk = 'PostgreSQL starts/s, 100 per call';
+  add(bulk, measure, many.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, 1);
+  add(bulk, measure, many.enqueue, bossMany.enqueue, `${PG_BOSS} insert(100)`, 1);
   const enqueue = 'PostgreSQL enqueue/s (informational)';
   add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
   add(enqueue, measure, docket.enqueue, boss.enqueue, `${PG_BOSS} insert(500)`, null);

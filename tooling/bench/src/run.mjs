@@ -81,6 +81,9 @@ async function sqliteSection() {
     const docket = await scenario('docketStarts', { n });
     const raw = await scenario('rawStarts', { n });
     add('starts/s (one per call)', `n=${n}`, docket.rate, raw.rate, 'raw one-row insert transactions', 0.6);
+    const many = await scenario('docketStartMany', { n, per: 100 });
+    const rawMany = await scenario('rawStartMany', { n, per: 100 });
+    add('starts/s (startMany of 100)', `n=${n}`, many.rate, rawMany.rate, 'raw 100-row insert transactions', 0.5);
 
     log(`processing, n=${n}`);
     const proc = await scenario('docketProcess', { n, concurrency });
@@ -104,6 +107,15 @@ async function sqliteSection() {
       null,
     );
     add('processed/s (single-page no-op runs)', `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 5);
+    const prioritized = await scenario('docketProcess', { n, concurrency, priorities: true });
+    add(
+      'processed/s with five priorities in use',
+      `n=${n}`,
+      prioritized.rate,
+      proc.rate,
+      'Docket without priorities, same run',
+      0.9,
+    );
     add('enqueue/s (informational)', `n=${n}`, docket.rate, plain.enqueue, 'plainjob 0.0.14 queue.add', null);
   }
 

@@ -52,22 +52,52 @@ function rawStarts({ n }) {
   return { rate: rate(n, performance.now() - t) };
 }
 
-/** Fills `filename` with n pending Docket runs, as fast as the producer API allows. */
-async function fillDocket(filename, n) {
+/** `startMany` of `per` runs per call, one call after another. */
+async function docketStartMany({ n, per }) {
+  const queue = createQueue({ store: sqliteStore({ filename: tempFile() }), runtime: { mode: 'producer' } });
+  const task = queue.define(definition);
+  await queue.ready();
+  const t = performance.now();
+  for (let i = 0; i < n; i += per) {
+    const inputs = [];
+    for (let j = i; j < Math.min(n, i + per); j++) inputs.push({ query: payload(j) });
+    await task.startMany(inputs);
+  }
+  const ms = performance.now() - t;
+  await queue.close();
+  return { rate: rate(n, ms) };
+}
+
+/** The raw twin of `docketStartMany`: `per` one-row inserts per transaction. */
+function rawStartMany({ n, per }) {
+  const db = rawDb(tempFile());
+  const insert = db.prepare("INSERT INTO jobs (payload, status, run_at) VALUES (?, 'pending', ?)");
+  const tx = db.transaction((from, to) => {
+    for (let i = from; i < to; i++) insert.run(JSON.stringify(payload(i)), Date.now());
+  });
+  const t = performance.now();
+  for (let i = 0; i < n; i += per) tx.immediate(i, Math.min(n, i + per));
+  return { rate: rate(n, performance.now() - t) };
+}
+
+/** Fills `filename` with n pending Docket runs, as fast as the producer API allows (five priorities with `priorities`). */
+async function fillDocket(filename, n, priorities = false) {
   const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
   const task = queue.define(definition);
   await queue.ready();
   for (let i = 0; i < n; i += 1000) {
     const batch = [];
-    for (let j = i; j < Math.min(n, i + 1000); j++) batch.push(task.start({ query: payload(j) }));
+    for (let j = i; j < Math.min(n, i + 1000); j++) {
+      batch.push(task.start({ query: payload(j), ...(priorities ? { priority: (j % 5) * 10 } : {}) }));
+    }
     await Promise.all(batch);
   }
   await queue.close();
 }
 
-async function docketProcess({ n, concurrency, filename }) {
+async function docketProcess({ n, concurrency, filename, priorities }) {
   const file = filename ?? tempFile();
-  await fillDocket(file, n);
+  await fillDocket(file, n, priorities === true);
   let done = 0;
   let finish;
   const finished = new Promise((resolve) => {
@@ -326,6 +356,8 @@ async function fillFinished({ filename, finished }) {
 const scenarios = {
   docketStarts,
   rawStarts,
+  docketStartMany,
+  rawStartMany,
   docketProcess,
   rawProcess,
   plainjobRun,
