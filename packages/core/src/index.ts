@@ -18,6 +18,7 @@ export type {
   StoredTrigger,
 } from './machine/run-types.js';
 export { isTerminal, REASONS, RUN_STATUSES, TERMINAL_STATUSES } from './machine/run-types.js';
+export type { Misfire, ScheduleInfo } from './machine/schedule-types.js';
 export type { Clock, QueueOptions } from './runtime/config.js';
 export type { TaskDefinition } from './runtime/definition.js';
 export type {
@@ -42,6 +43,7 @@ export type {
   RunCommand,
   RunListItem,
 } from './runtime/operator.js';
+export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator-schedules.js';
 export {
   type CloseResult,
   type CreateQueueOptions,
@@ -50,6 +52,7 @@ export {
   type QueueState,
   type TransactionOf,
 } from './runtime/queue.js';
+export type { ScheduleOptions, ScheduleResult } from './runtime/schedules.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
 export type { TelemetryEvent } from './runtime/telemetry.js';
 export type { DeliverResult } from './runtime/triggers.js';

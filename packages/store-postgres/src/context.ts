@@ -17,6 +17,7 @@ export interface QualifiedTables {
   events: SQL;
   definitions: SQL;
   commands: SQL;
+  schedules: SQL;
 }
 
 /** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
@@ -53,6 +54,7 @@ export class PgContext {
       events: sql.raw(this.tables.events),
       definitions: sql.raw(name('docket_definitions')),
       commands: sql.raw(name('docket_commands')),
+      schedules: sql.raw(name('docket_schedules')),
     };
   }
 

@@ -13,6 +13,7 @@ export {
   docketEvents,
   docketHistory,
   docketRuns,
+  docketSchedules,
   docketSettings,
 } from './schema.js';
 

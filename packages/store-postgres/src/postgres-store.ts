@@ -11,6 +11,7 @@ import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import { callbackCounts, getHistory, getRun, listRuns } from './sql/reads.js';
+import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
 import { transact } from './sql/settle.js';
 import { createCappedRun, createRuns } from './sql/start.js';
 
@@ -67,6 +68,9 @@ export function createPostgresStore(
       createRun: (c, request) =>
         request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
       createRuns,
+      transactSchedule,
+      dueSchedules,
+      listSchedules,
       getRun,
       getHistory,
       callbackCounts,

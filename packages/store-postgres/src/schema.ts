@@ -149,6 +149,32 @@ export const docketCommands = pgTable(
   ],
 );
 
+/** One row per persisted schedule (`task.schedule`); its key columns are `COLLATE "C"` (migration 0005). */
+export const docketSchedules = pgTable(
+  'docket_schedules',
+  {
+    namespace: text('namespace').notNull(),
+    scheduleId: text('schedule_id').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    cron: text('cron').notNull(),
+    timezone: text('timezone').notNull(),
+    query: text('query').notNull(),
+    limits: text('limits').notNull(),
+    misfire: text('misfire').notNull(),
+    enabled: integer('enabled').notNull(),
+    nextAt: doublePrecision('next_at'),
+    lastSlotAt: doublePrecision('last_slot_at'),
+    revision: integer('revision').notNull(),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.scheduleId] }),
+    index('docket_schedules_due').on(t.namespace, t.taskName, t.taskVersion, t.nextAt).where(sql`${t.enabled} = 1`),
+  ],
+);
+
 /**
  * Values one installation shares among its processes. Empty today: it held the key that sealed the rows start
  * notifications used to carry (notifications now carry the namespace only); a key left there by an earlier version

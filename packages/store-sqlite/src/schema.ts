@@ -137,3 +137,29 @@ export const docketCommands = sqliteTable(
     index('docket_commands_created').on(t.namespace, t.createdAt),
   ],
 );
+
+/** One row per persisted schedule (`task.schedule`); `next_at` is indexed for the consumers that fire them. */
+export const docketSchedules = sqliteTable(
+  'docket_schedules',
+  {
+    namespace: text('namespace').notNull(),
+    scheduleId: text('schedule_id').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    cron: text('cron').notNull(),
+    timezone: text('timezone').notNull(),
+    query: text('query').notNull(),
+    limits: text('limits').notNull(),
+    misfire: text('misfire').notNull(),
+    enabled: integer('enabled').notNull(),
+    nextAt: integer('next_at'),
+    lastSlotAt: integer('last_slot_at'),
+    revision: integer('revision').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.scheduleId] }),
+    index('docket_schedules_due').on(t.namespace, t.taskName, t.taskVersion, t.nextAt).where(sql`${t.enabled} = 1`),
+  ],
+);

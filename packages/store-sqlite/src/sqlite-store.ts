@@ -11,6 +11,7 @@ import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import { callbackCounts, getHistory, getRun, listRuns } from './sql/reads.js';
+import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
 import { transact } from './sql/settle.js';
 import { createRun, createRuns } from './sql/start.js';
 
@@ -49,6 +50,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       registerDefinition,
       createRun,
       createRuns,
+      transactSchedule,
+      dueSchedules,
+      listSchedules,
       getRun,
       getHistory,
       callbackCounts,

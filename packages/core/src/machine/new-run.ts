@@ -42,7 +42,8 @@ export function newRun(input: NewRun): RunRecord {
     taskName: input.taskName,
     taskVersion: input.taskVersion,
     definitionHash: input.definitionHash,
-    status: input.trigger === null ? 'pending' : 'waiting',
+    // A schedule's run is claimable at once: its slot time has come when it is made.
+    status: input.trigger === null || 'schedule' in input.trigger ? 'pending' : 'waiting',
     reason: 'STARTED',
     query: input.query,
     state: null,

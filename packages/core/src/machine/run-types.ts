@@ -86,8 +86,8 @@ export interface CallbackPolicy {
   backoff: { baseMs: number; maxMs: number };
 }
 
-/** A run's trigger as stored: an absolute time or an event type. */
-export type StoredTrigger = { at: string } | { event: string };
+/** A run's trigger as stored: an absolute time, an event type, or the schedule slot that made it. */
+export type StoredTrigger = { at: string } | { event: string } | { schedule: string; at: string };
 
 /** The error summary kept on a run. */
 export interface RunError {

@@ -3,6 +3,7 @@ import { CallbackLoop } from './callback-loop.js';
 import type { ResolvedQueueOptions } from './config.js';
 import type { Engine } from './engine.js';
 import { RetentionTimer } from './retention.js';
+import { ScheduleLoop } from './schedule-loop.js';
 import { WorkerLoop } from './worker.js';
 
 /** A queue's lifecycle: `created → starting → ready → closing → closed`, or `failed` when `ready()` fails. */
@@ -24,6 +25,7 @@ export class QueueLifecycle {
   workers: WorkerLoop | null = null;
   private callbacks: CallbackLoop | null = null;
   private retention: RetentionTimer | null = null;
+  private schedules: ScheduleLoop | null = null;
   private readyPromise: Promise<void> | null = null;
   private closePromise: Promise<CloseResult> | null = null;
   private storeOpened = false;
@@ -50,6 +52,7 @@ export class QueueLifecycle {
     if (this.workers?.lastError) reasons.push(`workers: ${(this.workers.lastError as Error).message}`);
     if (this.callbacks?.lastError) reasons.push(`callbacks: ${(this.callbacks.lastError as Error).message}`);
     if (this.retention?.lastError) reasons.push(`retention: ${(this.retention.lastError as Error).message}`);
+    if (this.schedules?.lastError) reasons.push(`schedules: ${(this.schedules.lastError as Error).message}`);
     const commitFailure = this.engine.commitFailure;
     if (commitFailure !== null) reasons.push(`commits: ${(commitFailure as Error).message}`);
     const straggling = this.engine.straggling;
@@ -113,6 +116,8 @@ export class QueueLifecycle {
     loop.start();
     this.retention = new RetentionTimer(this.engine);
     this.retention.start();
+    this.schedules = new ScheduleLoop(this.engine);
+    this.schedules.start();
   }
 
   /** `queue.close()`: once; later calls share the first one's promise. */
@@ -129,6 +134,7 @@ export class QueueLifecycle {
     }
     this.state = 'closing';
     await this.retention?.stop();
+    await this.schedules?.stop();
     const executions = await this.stopWorkers();
     const remainingCallbacks = await this.stopCallbacks(executions.timedOut);
     this.engine.dispose();

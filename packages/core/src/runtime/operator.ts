@@ -3,6 +3,7 @@ import type { Engine } from './engine.js';
 import { operatorDeadLetters } from './operator-dead-letters.js';
 import type { OperatorScope } from './operator-input.js';
 import { operatorRuns } from './operator-runs.js';
+import { type OperatorSchedules, operatorSchedules } from './operator-schedules.js';
 import { type Collected, collectExpired } from './retention.js';
 
 /** A run as `runs.list` shows it: its `RunInfo`, with `query` and `state` only when the listing asked for them. */
@@ -76,6 +77,8 @@ export interface Operator {
       commandId: string;
     }): Promise<ReplayResult>;
   };
+  /** Persisted schedules: list, pause, resume. */
+  schedules: OperatorSchedules;
   maintenance: {
     /** Applies retention now and says how many rows it removed. */
     collect(): Promise<{ runs: number; events: number; deadLetters: number }>;
@@ -102,6 +105,7 @@ export function createOperator(
   return {
     runs: operatorRuns(scope),
     deadLetters: operatorDeadLetters(scope),
+    schedules: operatorSchedules(scope),
     maintenance: { collect: () => collect(scope) },
     health: () => health(scope),
   };

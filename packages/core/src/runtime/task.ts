@@ -11,6 +11,7 @@ import type { WorkerLoop } from './worker.js';
 
 export type { QueueGuards, RunOptions, WaitOptions };
 
+import { removeSchedule, type ScheduleOptions, type ScheduleResult, upsertSchedule } from './schedules.js';
 import { type StartInput, startRun } from './start.js';
 import { startManyRuns } from './start-many.js';
 
@@ -32,6 +33,13 @@ export interface BatchTask<Q, S> {
    * error with `details.index`); the answers are in input order.
    */
   startMany(inputs: readonly StartInput<Q>[]): Promise<{ runId: string; created: boolean }[]>;
+  /**
+   * Creates or changes the persisted schedule `id` of this task: consumer queues start one run per slot of its cron
+   * expression (`schedule:<id>:<slot>` is the run's idempotency key). A change takes effect from the next slot.
+   */
+  schedule(id: string, options: ScheduleOptions<Q>): Promise<ScheduleResult>;
+  /** Removes this task's schedule `id`; runs it already made stay. */
+  unschedule(id: string): Promise<{ found: boolean }>;
   /** Reads a run, `null` when there is none (or it was collected). */
   get(runId: string): Promise<RunInfo<Q, S> | null>;
   /** Cancels a live run; a terminal run is left as it is (`changed: false`). */
@@ -91,6 +99,16 @@ export function createBatchTask<Q, S>(
     return startManyRuns(engine, def, inputs);
   }
 
+  async function schedule(id: string, options: ScheduleOptions<Q>) {
+    guards.assertUsable('task.schedule');
+    return upsertSchedule(engine, def, id, options);
+  }
+
+  async function unschedule(id: string) {
+    guards.assertUsable('task.unschedule');
+    return removeSchedule(engine, def, id);
+  }
+
   async function cancel(runId: string): Promise<CancelResult> {
     const operation = 'task.cancel';
     guards.assertUsable(operation);
@@ -125,6 +143,8 @@ export function createBatchTask<Q, S>(
     version: def.version,
     start,
     startMany,
+    schedule,
+    unschedule,
     async get(runId) {
       guards.assertUsable('task.get');
       const run = await load(runId, 'task.get');

@@ -9,6 +9,7 @@ import type {
   RunStatus,
 } from '../machine/run-types.js';
 import type { RunWrite } from '../machine/run-write.js';
+import type { ScheduleRecord } from '../machine/schedule-types.js';
 import type { Json } from '../util/json.js';
 import type { StartsPlan } from './start-plan.js';
 
@@ -44,6 +45,19 @@ export interface Store<Tx = unknown> {
    * `planStarts` decides, and only an `ok` plan's new runs are written (`capacity` when they would pass `maxRuns`).
    */
   createRuns(request: CreateRunsRequest): Promise<CreateRunsResult>;
+
+  /**
+   * Runs `plan` in one transaction with the schedule's current row (locked) and, when `commandId` is given, the
+   * receipt stored under it; writes what the plan returns (the schedule, its slots' runs, a receipt) and answers
+   * its value. A run whose idempotency key is taken is skipped.
+   */
+  transactSchedule<T>(namespace: string, id: string, plan: SchedulePlan<T>, commandId?: string): Promise<T>;
+
+  /** Enabled schedules of the given tasks whose `nextAt` is at or before `now`, earliest first. */
+  dueSchedules(request: DueSchedulesRequest): Promise<ScheduleRecord[]>;
+
+  /** Schedules of a namespace in id order, after the `after` id. */
+  listSchedules(request: ListSchedulesRequest): Promise<ScheduleRecord[]>;
 
   /** Reads one run, or `null`. */
   getRun(namespace: string, runId: string): Promise<RunRecord | null>;
@@ -163,6 +177,38 @@ export interface CreateRunsRequest {
 
 /** What `createRuns` did: core's plan (nothing written unless `ok`), or `capacity` with nothing written. */
 export type CreateRunsResult = StartsPlan | { kind: 'capacity' };
+
+/** A stored operator command's receipt, as a schedule plan sees it. */
+export interface StoredReceipt {
+  requestHash: string;
+  result: Json;
+}
+
+/** What a schedule plan decides: the schedule to store (or `'delete'`, or `null` to leave it), runs, a receipt. */
+export interface ScheduleWrite<T> {
+  schedule: ScheduleRecord | 'delete' | null;
+  runs: readonly Pick<CreateRunRequest, 'run' | 'history'>[];
+  receipt: { commandId: string; requestHash: string; result: Json } | null;
+  value: T;
+}
+
+/** Core's decision about one schedule inside a store transaction. */
+export type SchedulePlan<T> = (current: ScheduleRecord | null, receipt: StoredReceipt | null) => ScheduleWrite<T>;
+
+/** What `dueSchedules` selects. */
+export interface DueSchedulesRequest {
+  namespace: string;
+  tasks: readonly TaskKey[];
+  now: number;
+  limit: number;
+}
+
+/** What `listSchedules` selects. */
+export interface ListSchedulesRequest {
+  namespace: string;
+  after: string | null;
+  limit: number;
+}
 
 /** What `createRun` did. */
 export type CreateRunResult =

@@ -16,6 +16,7 @@ export {
   toRunInfo,
 } from '../machine/run-types.js';
 export { type RunWrite, transitionWrite, writeOf } from '../machine/run-write.js';
+export type { Misfire, ScheduleRecord } from '../machine/schedule-types.js';
 export {
   type CancelReason,
   type Decision,
@@ -45,14 +46,19 @@ export {
   type CreateRunsRequest,
   type CreateRunsResult,
   type DefinitionRecord,
+  type DueSchedulesRequest,
   type EventPlan,
   type EventSelectRequest,
   type ListEventsRequest,
   type ListRunsRequest,
+  type ListSchedulesRequest,
   type PlanResult,
+  type SchedulePlan,
+  type ScheduleWrite,
   type SelectRequest,
   type Store,
   type StoreCapabilities,
+  type StoredReceipt,
   type TaskKey,
   type TransactOptions,
   type TransactPlan,
@@ -79,4 +85,5 @@ export {
   runColumn,
   runParams,
 } from './run-row.js';
+export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';

@@ -16,6 +16,7 @@ import {
   runReads,
   transact,
 } from './memory/runs.js';
+import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
 import { clone, key, MemoryState } from './memory/state.js';
 
 export type { MemoryTransaction };
@@ -68,6 +69,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       registerDefinition,
       createRun,
       createRuns,
+      transactSchedule,
+      dueSchedules,
+      listSchedules,
       ...runReads,
       transact,
       claimDue,

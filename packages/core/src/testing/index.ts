@@ -14,6 +14,7 @@ import { operatorSuite } from './operator.js';
 import { retentionSuite } from './retention.js';
 import { retriesSuite } from './retries.js';
 import { rollbackSuite } from './rollback.js';
+import { schedulesSuite } from './schedules.js';
 import { shutdownSuite } from './shutdown.js';
 import { taskRunSuite } from './task-run.js';
 import { transitionsSuite } from './transitions.js';
@@ -58,7 +59,8 @@ export type ConformanceArea =
   | 'operator'
   | 'retention'
   | 'retries'
-  | 'bulkStarts';
+  | 'bulkStarts'
+  | 'schedules';
 
 const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
   idempotency: idempotencySuite,
@@ -79,6 +81,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   retention: retentionSuite,
   retries: retriesSuite,
   bulkStarts: bulkStartsSuite,
+  schedules: schedulesSuite,
 };
 
 /** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */

@@ -1,4 +1,5 @@
 import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../../machine/run-types.js';
+import type { ScheduleRecord } from '../../machine/schedule-types.js';
 import type { Json } from '../../util/json.js';
 import type { DefinitionRecord, RunWrite, StoreCapabilities } from '../contract.js';
 
@@ -19,6 +20,7 @@ export class MemoryState {
   /** The application's own rows, written by effects through `MemoryTransaction`. */
   readonly appTables = new Map<string, Map<string, Json>>();
   readonly commands = new Map<string, { requestHash: string; result: Json; createdAt: number }>();
+  readonly schedules = new Map<string, ScheduleRecord>();
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly capabilities: StoreCapabilities) {}
@@ -57,6 +59,7 @@ export class MemoryState {
       idempotency: [...this.idempotency.entries()].sort(),
       commands: [...this.commands.entries()].sort(),
       definitions: [...this.definitions.entries()].sort(),
+      schedules: [...this.schedules.entries()].sort(),
       app: [...this.appTables.entries()].map(([t, rows]) => [t, [...rows.entries()].sort()]),
     });
   }
