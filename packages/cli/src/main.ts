@@ -4,6 +4,7 @@ import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
+import { schedulesCommand } from './schedules-command.js';
 import { openCommandStore } from './stores.js';
 import { COMMAND_USAGE, DEFAULT_REPLAY_REASON, USAGE } from './usage.js';
 
@@ -55,6 +56,9 @@ const ALLOWED: Record<string, string[]> = {
   'runs resume': ['reason', 'expected-revision', 'command-id'],
   'runs retry': ['reason', 'expected-revision', 'command-id'],
   'dead-letters list': ['limit', 'cursor'],
+  'schedules list': ['limit', 'cursor'],
+  'schedules pause': ['reason', 'expected-revision', 'command-id'],
+  'schedules resume': ['reason', 'expected-revision', 'command-id'],
   'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
   gc: [],
   health: [],
@@ -69,8 +73,19 @@ const NEEDS_ID = new Set([
   'runs resume',
   'runs retry',
   'dead-letters replay',
+  'schedules pause',
+  'schedules resume',
 ]);
-const WRITES = new Set(['runs cancel', 'runs pause', 'runs resume', 'runs retry', 'dead-letters replay', 'gc']);
+const WRITES = new Set([
+  'runs cancel',
+  'runs pause',
+  'runs resume',
+  'runs retry',
+  'dead-letters replay',
+  'schedules pause',
+  'schedules resume',
+  'gc',
+]);
 
 /** The `runs` commands that steer a run; each needs `--reason`. */
 const STEERS = ['cancel', 'pause', 'resume', 'retry'];
@@ -120,7 +135,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (args.length !== expectedArgs) {
       throw new UsageError(expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`);
     }
-    if (command.startsWith('runs ') && STEERS.includes(command.slice(5)) && !values.reason) {
+    const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
+    if ((steers || command === 'schedules pause' || command === 'schedules resume') && !values.reason) {
       throw new UsageError(`${command} needs --reason <text>`);
     }
     if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
@@ -279,6 +295,10 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
       );
       return result.kind === 'not_found' ? 1 : 0;
     }
+    case 'schedules list':
+    case 'schedules pause':
+    case 'schedules resume':
+      return schedulesCommand(op, command.slice(10) as 'list' | 'pause' | 'resume', id, o, print);
     case 'gc': {
       const collected = await op.maintenance.collect();
       print(

@@ -12,6 +12,8 @@ commands:
   runs cancel|pause|resume|retry <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   dead-letters list [--limit <n>] [--cursor <c>]
   dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
+  schedules list [--limit <n>] [--cursor <c>]
+  schedules pause|resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   gc
   health
   providers check [--provider <name>]
@@ -39,6 +41,12 @@ export const COMMAND_USAGE: Record<string, string> = {
   'dead-letters list': 'usage: docket --db <file> dead-letters list [--limit <n>] [--cursor <c>]',
   'dead-letters replay': `usage: docket --db <file> dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
   Puts the dead letter back for delivery (replayGeneration + 1). The reason defaults to "${DEFAULT_REPLAY_REASON}".`,
+  'schedules list': `usage: docket --db <file> schedules list [--limit <n, max 200>] [--cursor <c>]
+  Lists schedules by id: task, cron, zone, enabled or paused, misfire, next and last slot, revision.`,
+  'schedules pause': `usage: docket --db <file> schedules pause <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Stops the schedule from firing; the runs it made stay.`,
+  'schedules resume': `usage: docket --db <file> schedules resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Lets the schedule fire again from its next slot after now; the slots of the pause are not caught up.`,
   gc: 'usage: docket --db <file> gc\n  Deletes what retention allows; never a run whose callbacks are unsettled.',
   health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
   'providers check': `usage: docket providers check [--provider <name>]

@@ -199,6 +199,33 @@ describe('docket runs', () => {
     expect(json(['runs', 'retry', done, '--reason', 'again'])).toMatchObject({ kind: 'noop', status: 'success' });
   });
 
+  it('lists, pauses and resumes schedules', async () => {
+    const producer = createQueue({ store: sqliteStore({ filename: db }), runtime: { mode: 'producer' } });
+    const idle = producer.define({ name: 'idle', version: '1' });
+    await producer.ready();
+    try {
+      await idle.schedule('nightly', { cron: '0 2 * * *', timezone: 'Europe/Berlin', query: 'n' });
+    } finally {
+      await producer.close();
+    }
+    const listed = json(['schedules', 'list']);
+    expect(listed).toEqual(JSON.parse(JSON.stringify(await api.operator.schedules.list())));
+    expect(listed.items).toMatchObject([{ id: 'nightly', enabled: true, revision: 1, timezone: 'Europe/Berlin' }]);
+    const human = docket(['--db', db, 'schedules', 'list']);
+    expect(human.out).toMatch(/^SCHEDULE\s+TASK\s+CRON\s+ZONE\s+STATE/);
+    expect(human.out).toMatch(/nightly\s+idle\s+0 2 \* \* \*\s+Europe\/Berlin\s+enabled/);
+    expect(docket(['--db', db, 'schedules', 'pause', 'nightly'])).toMatchObject({ code: 2 });
+    const paused = json(['schedules', 'pause', 'nightly', '--reason', 'holiday']);
+    expect(paused).toEqual({ kind: 'applied', id: 'nightly', revision: 2, enabled: false, changed: true });
+    expect(json(['schedules', 'pause', 'nightly', '--reason', 'holiday', '--expected-revision', '1'])).toEqual(paused);
+    expect(json(['schedules', 'resume', 'nightly', '--reason', 'back'])).toMatchObject({
+      kind: 'applied',
+      enabled: true,
+    });
+    const missing = docket(['--db', db, 'schedules', 'resume', 'nope', '--reason', 'x']);
+    expect(missing).toMatchObject({ code: 1 });
+  });
+
   it('runs gc and health', async () => {
     expect(json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
     expect(json(['health'])).toEqual({ status: 'ready', reasons: [] });
