@@ -53,6 +53,7 @@ export {
   type TransactionOf,
 } from './runtime/queue.js';
 export type { ScheduleOptions, ScheduleResult } from './runtime/schedules.js';
+export type { StartOptions } from './runtime/start-many.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
 export type { TelemetryEvent } from './runtime/telemetry.js';
 export type { DeliverResult } from './runtime/triggers.js';

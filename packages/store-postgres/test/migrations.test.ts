@@ -212,9 +212,12 @@ describe('migrations', () => {
     expect(before.length).toBeGreaterThan(10);
     expect(before.filter((c) => c.collation === 'C')).toEqual([]);
     await expectSameRuns(source, older, started);
-    expect(await indexedTextColumns(older)).toEqual(
+    // Later migrations add tables of their own, created with COLLATE "C" keys from the start.
+    const after = await indexedTextColumns(older);
+    expect(after.filter((c) => before.some((b) => b.column === c.column))).toEqual(
       before.map((c) => ({ column: c.column, collation: 'C', indexCollation: 'C' })),
     );
+    expect(after.filter((c) => c.collation !== 'C' || c.indexCollation !== 'C')).toEqual([]);
     // No table was rewritten into another shape: the run row keeps its layout and fillfactor.
     expect(await columnOrder(older)).toEqual(columnsOf(docketRuns).map((c) => c.name));
     expect(await fillfactor(older)).toEqual(['fillfactor=50']);

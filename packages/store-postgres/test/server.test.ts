@@ -76,6 +76,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
       'docket_events',
       'docket_history',
       'docket_runs',
+      'docket_schedules',
       'docket_settings',
     ]);
   }, 60_000);

@@ -73,6 +73,7 @@ describe('sqliteStore', () => {
       'docket_events',
       'docket_history',
       'docket_runs',
+      'docket_schedules',
     ]);
   });
 

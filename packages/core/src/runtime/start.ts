@@ -185,24 +185,3 @@ export function startAnswer(
   if (run.status === 'waiting' && run.dueAt !== null) engine.wakeAtTime(run.dueAt);
   return { runId: run.runId, created: true };
 }
-
-/** `task.start` after the queue's guards: prepare, create (reporting the start to telemetry in order), answer. */
-export async function startRun(
-  engine: Engine,
-  def: ResolvedDefinition,
-  input: unknown,
-): Promise<{ runId: string; created: boolean }> {
-  const operation = 'task.start';
-  const prepared = prepareStart(engine, def, input, operation);
-  const { run, history } = prepared;
-  engine.starts(run.runId);
-  let result: CreateRunResult;
-  try {
-    result = await engine.store.createRun({ run, history, maxRuns: engine.options.limits.maxRuns });
-  } catch (error) {
-    engine.started(run.runId, null);
-    throw error;
-  }
-  engine.started(run.runId, result.kind === 'created' ? { run, history: [history], events: [] } : null);
-  return startAnswer(engine, prepared, result, operation);
-}

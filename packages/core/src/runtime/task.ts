@@ -12,8 +12,8 @@ import type { WorkerLoop } from './worker.js';
 export type { QueueGuards, RunOptions, WaitOptions };
 
 import { removeSchedule, type ScheduleOptions, type ScheduleResult, upsertSchedule } from './schedules.js';
-import { type StartInput, startRun } from './start.js';
-import { startManyRuns } from './start-many.js';
+import type { StartInput } from './start.js';
+import { type StartOptions, startManyRuns, startRun } from './start-many.js';
 
 export type { StartInput };
 
@@ -27,12 +27,12 @@ export interface BatchTask<Q, S> {
   readonly name: string;
   readonly version: string;
   /** Starts a run, or returns the existing one for the same idempotency key and input. */
-  start(input: StartInput<Q>): Promise<{ runId: string; created: boolean }>;
+  start(input: StartInput<Q>, options?: StartOptions): Promise<{ runId: string; created: boolean }>;
   /**
    * Starts 1..1000 runs in one transaction, all or none, each input checked as `start` checks it (a bad one: its
    * error with `details.index`); the answers are in input order.
    */
-  startMany(inputs: readonly StartInput<Q>[]): Promise<{ runId: string; created: boolean }[]>;
+  startMany(inputs: readonly StartInput<Q>[], options?: StartOptions): Promise<{ runId: string; created: boolean }[]>;
   /**
    * Creates or changes the persisted schedule `id` of this task: consumer queues start one run per slot of its cron
    * expression (`schedule:<id>:<slot>` is the run's idempotency key). A change takes effect from the next slot.
@@ -79,24 +79,24 @@ export function createBatchTask<Q, S>(
     return run;
   }
 
-  async function start(input: StartInput<Q>) {
+  async function start(input: StartInput<Q>, options?: StartOptions) {
     guards.assertUsable('task.start');
     if (guards.mode() === 'consumer') {
       throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'a consumer queue cannot start runs', {
         operation: 'task.start',
       });
     }
-    return startRun(engine, def, input);
+    return startRun(engine, def, input, options);
   }
 
-  async function startMany(inputs: readonly StartInput<Q>[]) {
+  async function startMany(inputs: readonly StartInput<Q>[], options?: StartOptions) {
     guards.assertUsable('task.startMany');
     if (guards.mode() === 'consumer') {
       throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'a consumer queue cannot start runs', {
         operation: 'task.startMany',
       });
     }
-    return startManyRuns(engine, def, inputs);
+    return startManyRuns(engine, def, inputs, options);
   }
 
   async function schedule(id: string, options: ScheduleOptions<Q>) {

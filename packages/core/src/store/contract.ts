@@ -173,6 +173,11 @@ export interface CreateRunsRequest {
   runs: readonly Pick<CreateRunRequest, 'run' | 'history'>[];
   /** As in `CreateRunRequest`, for the namespace after every new run of the call. */
   maxRuns: number | null;
+  /**
+   * The application's own open transaction to write the runs in (`start(input, { tx })`): the runs exist only if
+   * it commits. A store that cannot use it refuses it with `CONFIG_INVALID`.
+   */
+  tx?: unknown;
 }
 
 /** What `createRuns` did: core's plan (nothing written unless `ok`), or `capacity` with nothing written. */

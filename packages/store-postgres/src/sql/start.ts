@@ -1,3 +1,4 @@
+import { DocketError } from '@docket/core';
 import type {
   CreateRunRequest,
   CreateRunResult,
@@ -51,6 +52,7 @@ class KeyTakenMeanwhile extends Error {}
  * that a concurrent start took between the read and the insert rolls everything back and the transaction runs again.
  */
 export async function createRuns(ctx: PgContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  if (request.tx !== undefined) return inApplicationTransaction(ctx, request);
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.inTransaction('task.startMany', (tx) => createRunsIn(ctx, tx, request));
@@ -58,6 +60,48 @@ export async function createRuns(ctx: PgContext, request: CreateRunsRequest): Pr
       if (!(error instanceof KeyTakenMeanwhile) || attempt >= 3) throw error;
     }
   }
+}
+
+/**
+ * A start inside the application's transaction: `tx` is a drizzle node-postgres transaction, or a `pg` client inside
+ * `BEGIN` (used through a drizzle database over it). It must reach this store's database and schema
+ * (`CONFIG_INVALID` otherwise). The runs exist only if the application commits; their NOTIFY is delivered then.
+ */
+async function inApplicationTransaction(ctx: PgContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  const tx = await executorOf(request.tx);
+  const [where] = await rowsOf<{ db: string; runs: string | null }>(
+    tx,
+    sql`SELECT current_database() AS db, to_regclass(${ctx.tables.runs})::text AS runs`,
+  );
+  const [own] = await rowsOf<{ db: string }>(ctx.live(), sql`SELECT current_database() AS db`);
+  if (where?.runs === null || where?.db !== own?.db) {
+    throw new DocketError('CONFIG_INVALID', "tx must be a transaction on the store's own database and schema", {
+      operation: 'task.start',
+    });
+  }
+  try {
+    return await createRunsIn(ctx, tx, request);
+  } catch (error) {
+    if (!(error instanceof KeyTakenMeanwhile)) throw error;
+    throw new DocketError(
+      'IDEMPOTENCY_CONFLICT',
+      'a concurrent start took one of these keys while this transaction wrote: roll it back and start again',
+      { operation: 'task.start' },
+    );
+  }
+}
+
+/** A drizzle transaction as it is, a `pg` client wrapped in a drizzle database; anything else `CONFIG_INVALID`. */
+async function executorOf(tx: unknown): Promise<PostgresTransaction> {
+  const candidate = tx as { execute?: unknown; query?: unknown } | null;
+  if (typeof candidate?.execute === 'function') return candidate as PostgresTransaction;
+  if (typeof candidate?.query === 'function') {
+    const { drizzle } = await import('drizzle-orm/node-postgres');
+    return drizzle({ client: candidate as never }) as unknown as PostgresTransaction;
+  }
+  throw new DocketError('CONFIG_INVALID', 'tx must be a drizzle node-postgres transaction or a pg client in BEGIN', {
+    operation: 'task.start',
+  });
 }
 
 async function createRunsIn(

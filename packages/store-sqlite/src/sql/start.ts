@@ -1,3 +1,4 @@
+import { DocketError } from '@docket/core';
 import type {
   CreateRunRequest,
   CreateRunResult,
@@ -6,7 +7,9 @@ import type {
   RunRecord,
 } from '@docket/core/store';
 import { historyParams, planStarts, rowToRun, runParams } from '@docket/core/store';
-import type { SqliteContext } from '../context.js';
+import Database from 'better-sqlite3';
+import type { OpenConnection, SqliteContext } from '../context.js';
+import { storageFailure } from '../errors.js';
 
 /**
  * `Store.createRun`: the run and its first history entry, unless its idempotency key names a run already or the
@@ -34,32 +37,59 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
 
 /**
  * `Store.createRuns`: reads the runs the keys name, lets core's `planStarts` decide, and inserts the new runs with
- * their first history entries, all in the group's transaction (one savepoint: all of them or none).
+ * their first history entries, all in the group's transaction (one savepoint: all of them or none). With `tx`, the
+ * same synchronously inside the application's open transaction instead (see `inApplicationTransaction`).
  */
 export function createRuns(ctx: SqliteContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  if (request.tx !== undefined) return inApplicationTransaction(ctx, request);
+  return ctx.write('task.startMany', (open) => createRunsNow(open, request), request.runs[0]?.run.runId);
+}
+
+/** The body of `createRuns` on an open connection, inside whatever transaction is open on it. */
+function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): CreateRunsResult {
   const first = request.runs[0]?.run;
-  return ctx.write(
-    'task.startMany',
-    ({ s }): CreateRunsResult => {
-      const existing = new Map<string, RunRecord>();
-      for (const { run } of request.runs) {
-        if (run.idempotencyKey === null || existing.has(run.idempotencyKey)) continue;
-        const found = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
-        if (found) existing.set(run.idempotencyKey, rowToRun(found));
-      }
-      const plan = planStarts(request.runs, existing);
-      if (plan.kind !== 'ok') return plan;
-      if (request.maxRuns !== null && first !== undefined && plan.insert.length > 0) {
-        if ((s.countRuns.get(first.namespace)?.n ?? 0) + plan.insert.length > request.maxRuns)
-          return { kind: 'capacity' };
-      }
-      for (const index of plan.insert) {
-        const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
-        s.insertRun.run(runParams(run));
-        s.insertHistory.run(historyParams(run.runId, history));
-      }
-      return plan;
-    },
-    first?.runId,
-  );
+  const existing = new Map<string, RunRecord>();
+  for (const { run } of request.runs) {
+    if (run.idempotencyKey === null || existing.has(run.idempotencyKey)) continue;
+    const found = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
+    if (found) existing.set(run.idempotencyKey, rowToRun(found));
+  }
+  const plan = planStarts(request.runs, existing);
+  if (plan.kind !== 'ok') return plan;
+  if (request.maxRuns !== null && first !== undefined && plan.insert.length > 0) {
+    if ((s.countRuns.get(first.namespace)?.n ?? 0) + plan.insert.length > request.maxRuns) return { kind: 'capacity' };
+  }
+  for (const index of plan.insert) {
+    const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
+    s.insertRun.run(runParams(run));
+    s.insertHistory.run(historyParams(run.runId, history));
+  }
+  return plan;
+}
+
+/**
+ * A start inside the application's transaction: `tx` is a drizzle `db.transaction` handle on the store's database,
+ * or that better-sqlite3 `Database` itself while its `db.transaction(fn)` runs. The rows are written synchronously,
+ * before this returns; they exist only if the application commits. Anything else is `CONFIG_INVALID`.
+ */
+function inApplicationTransaction(ctx: SqliteContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  const open = ctx.live();
+  const tx = request.tx as { session?: { client?: unknown } } | null;
+  const client = tx instanceof Database ? tx : tx?.session?.client;
+  if (client !== open.db || !open.db.inTransaction) {
+    return Promise.reject(
+      new DocketError(
+        'CONFIG_INVALID',
+        client === open.db
+          ? 'tx must be used inside its transaction: no transaction is open on the database'
+          : "tx must be a transaction of the store's own database (the database given to sqliteStore)",
+        { operation: 'task.start' },
+      ),
+    );
+  }
+  try {
+    return Promise.resolve(createRunsNow(open, request));
+  } catch (error) {
+    return Promise.reject(storageFailure(error, 'task.start'));
+  }
 }

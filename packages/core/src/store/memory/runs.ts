@@ -54,6 +54,10 @@ export function createRun(m: MemoryState, request: CreateRunRequest): Promise<Cr
 
 /** `Store.createRuns`: core's plan over the runs the keys name, then every new run, all in one exclusive step. */
 export function createRuns(m: MemoryState, request: CreateRunsRequest): Promise<CreateRunsResult> {
+  if (request.tx !== undefined) {
+    const message = 'the memory store has no application transactions: start without tx';
+    return Promise.reject(new DocketError('CONFIG_INVALID', message, { operation: 'task.start' }));
+  }
   return m.exclusive((): CreateRunsResult => {
     const existing = new Map<string, RunRecord>();
     for (const { run } of request.runs) {
