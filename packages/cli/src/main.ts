@@ -87,6 +87,12 @@ const WRITES = new Set([
   'gc',
 ]);
 
+/** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
+function endOfOptionsHint(args: readonly string[]): string {
+  const flagLike = args.find((arg) => arg.startsWith('-'));
+  return flagLike === undefined ? '' : ` (${flagLike} came after a lone --, which ends the options)`;
+}
+
 /** The `runs` commands that steer a run; each needs `--reason`. */
 const STEERS = ['cancel', 'pause', 'resume', 'retry'];
 
@@ -123,8 +129,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return 0;
   }
   try {
-    if (!ALLOWED[command])
-      throw new UsageError(positionals.length === 0 ? 'name a command' : `unknown command: ${positionals.join(' ')}`);
+    if (!ALLOWED[command]) {
+      const unknown = `unknown command: ${positionals.join(' ')}${endOfOptionsHint(positionals)}`;
+      throw new UsageError(positionals.length === 0 ? 'name a command' : unknown);
+    }
     for (const [flag, value] of Object.entries(values)) {
       if (value !== undefined && !GLOBAL.includes(flag) && !ALLOWED[command].includes(flag)) {
         throw new UsageError(`${command} does not take --${flag}`);
@@ -133,7 +141,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const args = positionals.slice(command.split(' ').length);
     const expectedArgs = NEEDS_ID.has(command) ? 1 : 0;
     if (args.length !== expectedArgs) {
-      throw new UsageError(expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`);
+      const wrong = expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`;
+      throw new UsageError(`${wrong}${endOfOptionsHint(args)}`);
     }
     const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
     if ((steers || command === 'schedules pause' || command === 'schedules resume') && !values.reason) {

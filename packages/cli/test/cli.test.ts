@@ -226,6 +226,13 @@ describe('docket runs', () => {
     expect(missing).toMatchObject({ code: 1 });
   });
 
+  it('treats a lone -- as the end of options (POSIX), and says so when a flag comes after it', () => {
+    expect(docket(['--db', db, '--json', '--', 'runs', 'list']).code).toBe(0);
+    const flag = docket(['--db', db, 'runs', 'list', '--', '--status', 'failed']);
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/runs list takes no arguments \(--status came after a lone --, which ends the options\)/);
+  });
+
   it('runs gc and health', async () => {
     expect(json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
     expect(json(['health'])).toEqual({ status: 'ready', reasons: [] });

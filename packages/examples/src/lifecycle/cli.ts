@@ -47,6 +47,11 @@ if (values.help) {
   process.exit(0);
 }
 const flow = positionals[0] as FlowName | undefined;
+// A lone `--` ends the options (POSIX): what follows it is an argument even when it looks like a flag.
+const afterEnd = positionals.find((p) => p.startsWith('-'));
+if (afterEnd !== undefined) {
+  fail(`${afterEnd} came after a lone --, which ends the options; pnpm passes options on without it`);
+}
 if (!flow || !(flow in FLOWS) || positionals.length > 1) fail('name one flow');
 const dueAt = values['due-at'];
 if (dueAt !== undefined && !/(Z|[+-]\d{2}:\d{2})$/.test(dueAt)) fail('--due-at needs an ISO time with a zone');
