@@ -310,6 +310,31 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([0, 0]);
   });
 
+  it('16 invalid event: a wrong type, a wrong shape, invalid JSON or a file over 16 KiB fails the run too', async () => {
+    const cases: [string, string, RegExp][] = [
+      [
+        'wrong type',
+        JSON.stringify({ id: 'e', type: 'release.cancelled', taskId: 't', releaseId: 'r', revision: 1 }),
+        /type is "release.cancelled"/,
+      ],
+      ['wrong shape', JSON.stringify({ id: 'e', type: 'release.ready', taskId: 7 }), /no string taskId/],
+      ['invalid JSON', '{"id": "e", "type": ', /not JSON/],
+      ['over 16 KiB', JSON.stringify({ id: 'e', type: 'release.ready', pad: 'x'.repeat(17_000) }), /over 16384/],
+    ];
+    for (const [name, text, detail] of cases) {
+      const waiting = await runEventTriggered(base());
+      writeFileSync(paths(waiting.directory).inbox, text);
+      const { output, calls, notices } = await measured(`16 invalid event: ${name}`, () =>
+        runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 2000 }),
+      );
+      expectRun(output, 'failed', 'TRIGGER_INVALID');
+      expect([calls, notices], name).toEqual([0, 0]);
+      const last = output.result.history.at(-1);
+      expect(last, name).toMatchObject({ from: 'waiting', to: 'failed', reason: 'TRIGGER_INVALID' });
+      expect((last?.detail as { reason?: string } | undefined)?.reason, name).toMatch(detail);
+    }
+  });
+
   it('17 cancel a waiting trigger', async () => {
     const waiting = await runEventTriggered(base());
     const stopped = await measured('17 cancel a waiting trigger', () =>

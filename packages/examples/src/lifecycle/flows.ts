@@ -2,6 +2,7 @@ import {
   createQueue,
   type HistoryEntry,
   isTerminal,
+  type Json,
   type ModelProvider,
   type RunInfo,
   type TriggerEvent,
@@ -286,14 +287,18 @@ export function runEventTriggered(options: FlowOptions = {}): Promise<FlowOutput
           context.options.waitMs ?? 0,
           () => `release.ready in ${paths(directory).inbox}`,
           async () => {
-            const event = readInboxEvent(directory);
-            if (event === null || event.id === delivered) return;
-            delivered = event.id;
-            await context.deliver({
-              id: event.id,
-              type: event.type,
-              payload: { taskId: event.taskId, releaseId: event.releaseId, revision: event.revision },
-            });
+            const read = readInboxEvent(directory);
+            if (read.kind === 'none') return;
+            const id = read.kind === 'event' ? read.event.id : read.id;
+            if (id === delivered) return;
+            delivered = id;
+            // A malformed file is delivered too, as an event whose payload says what was wrong: the task's
+            // validateEvent refuses it and the run fails with TRIGGER_INVALID, as the seed asks of a bad event.
+            const payload: Json =
+              read.kind === 'event'
+                ? { taskId: read.event.taskId, releaseId: read.event.releaseId, revision: read.event.revision }
+                : { malformed: read.problem };
+            await context.deliver({ id, type: 'release.ready', payload });
           },
         );
       },

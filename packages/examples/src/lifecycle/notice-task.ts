@@ -71,7 +71,13 @@ export function defineNoticeTask(
   return queue.define<NoticeQuery, null>(NOTICE_TASK, {
     check: ({ query, tx }) => readiness(tx, query),
     validateEvent({ query, event }) {
-      const payload = (event.payload ?? {}) as Partial<{ taskId: string; releaseId: string; revision: number }>;
+      const payload = (event.payload ?? {}) as Partial<{
+        taskId: string;
+        releaseId: string;
+        revision: number;
+        malformed: string;
+      }>;
+      if (payload.malformed !== undefined) return `malformed event file: ${payload.malformed}`;
       if (payload.taskId !== query.taskId) return 'event is for another task';
       if (payload.releaseId !== query.releaseId) return 'event is for another release';
       if (payload.revision !== query.revision) return 'event is for another revision';

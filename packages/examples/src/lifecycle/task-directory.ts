@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Release } from './app-store.js';
@@ -79,22 +79,43 @@ export function openTaskDirectory(directory: string, flow: FlowName): Applicatio
   return application;
 }
 
-/** Reads `inbox/task.json` if a producer wrote it; refuses a file over 16 KiB or not of the event's shape. */
-export function readInboxEvent(directory: string): InboxEvent | null {
+/** What `readInboxEvent` found: no file yet, a well-formed event, or a file that is no valid event (and why). */
+export type InboxRead =
+  | { kind: 'none' }
+  | { kind: 'event'; event: InboxEvent }
+  | { kind: 'malformed'; id: string; problem: string };
+
+/**
+ * Reads `inbox/task.json` if a producer wrote it. A file over 16 KiB, not JSON, or not of the event's shape is
+ * `malformed`, with what was wrong and an id made from its bytes (so the same bad file is one delivery).
+ */
+export function readInboxEvent(directory: string): InboxRead {
   const file = paths(directory).inbox;
-  if (!existsSync(file)) return null;
-  if (statSync(file).size > MAX_EVENT_BYTES) throw new Error(`${file} is larger than ${MAX_EVENT_BYTES} bytes`);
-  const event = readJson<Partial<InboxEvent>>(file);
-  if (
-    typeof event.id !== 'string' ||
-    event.type !== 'release.ready' ||
-    typeof event.taskId !== 'string' ||
-    typeof event.releaseId !== 'string' ||
-    typeof event.revision !== 'number'
-  ) {
-    throw new Error(`${file} is not a release.ready event`);
+  if (!existsSync(file)) return { kind: 'none' };
+  const bytes = readFileSync(file);
+  const id = `malformed-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
+  if (bytes.length > MAX_EVENT_BYTES) {
+    return { kind: 'malformed', id, problem: `the event file is ${bytes.length} bytes, over ${MAX_EVENT_BYTES}` };
   }
-  return event as InboxEvent;
+  let event: Partial<InboxEvent>;
+  try {
+    event = JSON.parse(bytes.toString('utf8')) as Partial<InboxEvent>;
+  } catch (error) {
+    return { kind: 'malformed', id, problem: `the event file is not JSON: ${(error as Error).message}` };
+  }
+  const problem = shapeProblem(event);
+  return problem === null ? { kind: 'event', event: event as InboxEvent } : { kind: 'malformed', id, problem };
+}
+
+/** What is wrong with a parsed event file's shape, or `null`. */
+function shapeProblem(event: Partial<InboxEvent> | null): string | null {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) return 'the event is not a JSON object';
+  if (event.type !== 'release.ready') return `the event type is ${JSON.stringify(event.type)}, not "release.ready"`;
+  for (const field of ['id', 'taskId', 'releaseId'] as const) {
+    if (typeof event[field] !== 'string') return `the event has no string ${field}`;
+  }
+  if (typeof event.revision !== 'number') return 'the event has no numeric revision';
+  return null;
 }
 
 /** The producer side of the event flow: writes the event file atomically. */
