@@ -109,7 +109,7 @@ export function startBatcher(
  * Inserts a batch of starts as `BEGIN; insert; notify; COMMIT` in one round trip. Each namespace with new pending runs
  * is notified once, with its name only: a notification wakes workers, which claim with the plain claim's statement.
  */
-async function insertInOneTrip(
+export async function insertInOneTrip(
   session: Session,
   tables: Tables,
   requests: readonly CreateRunRequest[],

@@ -11,6 +11,9 @@ import { planStarts, rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../connection.js';
 import type { PgContext } from '../context.js';
+import { classify, OutcomeTracker } from '../errors.js';
+import { insertInOneTrip } from '../fast/group-commit.js';
+import type { Session } from '../fast/session.js';
 import { insertRuns, rowsOf } from './run-writes.js';
 
 /**
@@ -43,6 +46,28 @@ export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRu
   );
 }
 
+/**
+ * A bulk start with no idempotency key and no cap has nothing to read first: `BEGIN`, the prepared insert, the
+ * notification and `COMMIT` go in one message, as the group commit sends single starts.
+ */
+async function keylessInOneTrip(
+  ctx: PgContext,
+  session: Session,
+  request: CreateRunsRequest,
+): Promise<CreateRunsResult> {
+  const plan = planStarts(request.runs, new Map());
+  const outcome = new OutcomeTracker();
+  const requests = request.runs.map((r) => ({ ...r, maxRuns: null }));
+  let inserted: Set<string>;
+  try {
+    inserted = await insertInOneTrip(session, ctx.tables, requests, outcome);
+  } catch (error) {
+    throw classify(error, outcome, 'task.startMany', {});
+  }
+  if (inserted.size !== requests.length) throw new Error('internal: a new run id was already taken');
+  return plan;
+}
+
 /** Thrown inside a bulk start whose key a concurrent start took after it was read: the transaction runs again. */
 class KeyTakenMeanwhile extends Error {}
 
@@ -53,6 +78,10 @@ class KeyTakenMeanwhile extends Error {}
  */
 export async function createRuns(ctx: PgContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
   if (request.tx !== undefined) return inApplicationTransaction(ctx, request);
+  const session = ctx.session;
+  if (session !== undefined && request.maxRuns === null && request.runs.every((r) => r.run.idempotencyKey === null)) {
+    return keylessInOneTrip(ctx, session, request);
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.inTransaction('task.startMany', (tx) => createRunsIn(ctx, tx, request));
