@@ -1,9 +1,19 @@
 // `pnpm check:examples:package`: the package experiment. Packs every public package, installs the tarballs with npm
 // in a new directory outside the repository, type-checks a strict consumer with no path aliases, imports each
-// package in a fresh process (it must print nothing and exit at once), then runs the tracking flow from the
-// installed packages. Exits non-zero on any failure; writes a JSON report beside the lifecycle report.
+// package in a fresh process (it must print nothing and exit at once), runs the tracking flow from the installed
+// packages, then the whole task experiment: the 20 lifecycle scenarios and the offline model-failure tests. Exits non-zero on any failure; writes a JSON report beside the lifecycle report.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +214,62 @@ step('run the tracking flow from the installed packages', () => {
     throw new Error(`tracking flow ended ${status}/${reason}, notice ${Boolean(output.result.notice)}`);
   }
   return { status, reason, provider: output.provider };
+});
+
+step('run the 20 lifecycle scenarios and the offline model-failure tests from the installed packages', () => {
+  // The scenario test file runs as it does in the repository, except that its flows are the examples' compiled code
+  // and every @docket/* import resolves to the installed tarballs. vitest is the workspace's own (linked, not
+  // installed: it is a test runner, not part of what is published).
+  const examples = join(consumer, 'examples');
+  mkdirSync(join(examples, 'test'), { recursive: true });
+  cpSync(join(repo, 'packages', 'examples', 'dist'), join(examples, 'dist'), { recursive: true });
+  const test = readFileSync(join(repo, 'packages', 'examples', 'test', 'lifecycle.scenarios.test.ts'), 'utf8');
+  if (!test.includes("from '../src/lifecycle/index.js'")) throw new Error('the scenario test no longer imports ../src');
+  writeFileSync(
+    join(examples, 'test', 'lifecycle.scenarios.test.ts'),
+    test.replace("from '../src/lifecycle/index.js'", "from '../dist/lifecycle/index.js'"),
+  );
+  writeFileSync(
+    join(examples, 'vitest.config.mjs'),
+    'export default { test: { include: ["test/**/*.test.ts"], testTimeout: 60000, hookTimeout: 60000 } };\n',
+  );
+  symlinkSync(realpathSync(join(repo, 'node_modules', 'vitest')), join(consumer, 'node_modules', 'vitest'), 'dir');
+  const results = join(work, 'vitest-results.json');
+  const scenarios = join(work, 'scenarios.json');
+  const child = spawnSync(
+    process.execPath,
+    [
+      join(consumer, 'node_modules', 'vitest', 'vitest.mjs'),
+      'run',
+      '--root',
+      examples,
+      '--reporter=json',
+      `--outputFile=${results}`,
+    ],
+    { cwd: examples, encoding: 'utf8', timeout: 600_000, env: { ...process.env, DOCKET_LIFECYCLE_REPORT: scenarios } },
+  );
+  const outcome = JSON.parse(readFileSync(results, 'utf8'));
+  const tests = outcome.testResults.flatMap((file) => file.assertionResults);
+  const failed = tests.filter((t) => t.status !== 'passed').map((t) => `${t.title}: ${t.status}`);
+  // A title names the scenarios it proves by number: "03 ...", or "14 ...; 15 ..." for two in one test.
+  const numbered = new Set(
+    tests
+      .filter((t) => t.status === 'passed')
+      .flatMap((t) => [...t.title.matchAll(/(?:^|; )(\d{2}) /g)].map((m) => m[1])),
+  );
+  const missing = Array.from({ length: 20 }, (_, i) => String(i + 1).padStart(2, '0')).filter((n) => !numbered.has(n));
+  const offline = tests.filter((t) => t.ancestorTitles.includes('offline model failures') && t.status === 'passed');
+  if (child.status !== 0 || failed.length > 0 || missing.length > 0 || offline.length < 3) {
+    throw new Error(
+      `scenarios from the tarballs: failed ${failed.join('; ')}; missing ${missing.join(', ')}; ${child.stderr}`,
+    );
+  }
+  return {
+    scenarios: `${20 - missing.length} of 20`,
+    offlineModelFailures: offline.map((t) => t.title),
+    tests: tests.map((t) => ({ title: t.title, status: t.status, ms: Math.round(t.duration ?? 0) })),
+    runs: JSON.parse(readFileSync(scenarios, 'utf8')).scenarios,
+  };
 });
 
 process.stdout.write('package check: all steps passed\n');

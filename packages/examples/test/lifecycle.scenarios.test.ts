@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
 import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
@@ -34,9 +34,10 @@ afterEach(() => {
 });
 afterAll(async () => {
   await local.close();
+  // The package experiment runs this file from the installed tarballs and names a report file of its own.
   const reportDir = fileURLToPath(new URL('../../../.examples-lifecycle-tasks/', import.meta.url));
-  mkdirSync(reportDir, { recursive: true });
-  const file = join(reportDir, '.examples-lifecycle-tasks-live-results.json');
+  const file = process.env.DOCKET_LIFECYCLE_REPORT ?? join(reportDir, '.examples-lifecycle-tasks-live-results.json');
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify({ finishedAt: new Date().toISOString(), scenarios: report }, null, 2)}\n`);
   process.stdout.write(`lifecycle scenario report: ${file}\n`);
 });
@@ -64,19 +65,82 @@ async function measured(name: string, fn: () => Promise<FlowOutput>) {
   return { output, calls, notices: count };
 }
 
-function expectRun(output: FlowOutput, status: string, reason: string) {
+/**
+ * Checks the run's final status and reason, then that results/task.json holds exactly the run and history a new
+ * process reads back from the task directory's database (a store opened afresh, not the object the flow wrote).
+ */
+async function expectRun(output: FlowOutput, status: string, reason: string) {
   expect({ status: output.result.job.status, reason: output.result.job.reason }, scenario).toEqual({ status, reason });
-  // results/task.json is written by rename and equals what the store reports
-  expect(JSON.parse(readFileSync(paths(output.directory).result, 'utf8'))).toEqual(
-    JSON.parse(JSON.stringify(output.result)),
+  const written = JSON.parse(readFileSync(paths(output.directory).result, 'utf8')) as FlowOutput['result'];
+  const stored = await readBack(paths(output.directory).database, output.result.job.runId);
+  expect({ job: written.job, history: written.history }, scenario).toEqual(stored);
+}
+
+/** Reads a run and its history in a new process, through the operator API of a producer queue opened afresh. */
+const READ_BACK = `
+const queue = createQueue({ store: sqliteStore({ filename: arg[0], readonly: true }), runtime: { mode: 'producer' } });
+await queue.ready();
+const job = await queue.operator.runs.get(arg[1]);
+const history = await queue.operator.runs.history(arg[1]);
+await queue.close();
+out({ job, history });
+`;
+
+/** Delivers an event to a run in a new process, as an independent producer would, and answers its `DeliverResult`. */
+const DELIVER = `
+const queue = createQueue({ store: sqliteStore({ filename: arg[0] }), runtime: { mode: 'producer' } });
+await queue.ready();
+const result = await queue.events.deliver(arg[1], JSON.parse(arg[2]));
+await queue.close();
+out(result);
+`;
+
+const readBack = (database: string, runId: string) => inNewProcess(READ_BACK, [database, runId]);
+
+/** The `DeliverResult` of delivering the task directory's event (as the flow sends it) from another process. */
+function deliverFrom(output: FlowOutput): Promise<{ accepted: boolean; duplicate: boolean; status: string | null }> {
+  const { id, type, taskId, releaseId, revision } = inboxEventFor(output);
+  const event = JSON.stringify({ id, type, payload: { taskId, releaseId, revision } });
+  return inNewProcess(DELIVER, [paths(output.directory).database, output.result.job.runId, event]) as never;
+}
+
+/** Runs `body` as an ES module in a new Node.js process with the workspace's (or the tarballs') Docket packages. */
+function inNewProcess(body: string, args: string[]): Promise<unknown> {
+  const script = `import { createQueue } from '@docket/core';
+import { sqliteStore } from '@docket/store-sqlite';
+const arg = process.argv.slice(1);
+const out = (value) => process.stdout.write(JSON.stringify(value));
+${body}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`new process exited ${code}`)),
+    ),
   );
 }
+
+/** The flags and environment that point a CLI process at the test's own local model (provider `shared`). */
+const SHARED = ['--provider', 'shared'];
+const SHARED_ENV = () => ({
+  ...process.env,
+  DOCKET_PROVIDER_SHARED_KIND: 'openai-compatible',
+  DOCKET_PROVIDER_SHARED_BASE_URL: local.baseUrl,
+  DOCKET_PROVIDER_SHARED_MODEL: 'local',
+});
 
 function cli(
   args: string[],
   cwd = root,
+  env: NodeJS.ProcessEnv = process.env,
 ): { child: ChildProcess; done: Promise<{ code: number | null; out: string; err: string }> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout?.on('data', (c) => {
@@ -117,24 +181,24 @@ function bumpRevision(directory: string, releaseId: string) {
 describe('lifecycle scenarios (local model over real HTTP)', () => {
   it('01 tracked task and idempotent re-entry', async () => {
     const first = await measured('01 tracked task', () => runStatusTracking(base()));
-    expectRun(first.output, 'success', 'COMPLETED');
+    await expectRun(first.output, 'success', 'COMPLETED');
     expect([first.calls, first.notices]).toEqual([1, 1]);
     expect(first.output.provider).toBe('local');
     const again = await measured('01 re-entry', () =>
       runStatusTracking({ ...base(), directory: first.output.directory }),
     );
-    expectRun(again.output, 'success', 'COMPLETED');
+    await expectRun(again.output, 'success', 'COMPLETED');
     expect([again.calls, again.notices]).toEqual([0, 1]);
   });
 
   it('02 blocked until ready', async () => {
     const blocked = await measured('02 blocked', () => runStateCheck(base()));
-    expectRun(blocked.output, 'blocked', 'BUSINESS_STATE');
+    await expectRun(blocked.output, 'blocked', 'BUSINESS_STATE');
     expect([blocked.calls, blocked.notices]).toEqual([0, 0]);
     const ready = await measured('02 ready', () =>
       runStateCheck({ ...base(), directory: blocked.output.directory, ready: true }),
     );
-    expectRun(ready.output, 'success', 'COMPLETED');
+    await expectRun(ready.output, 'success', 'COMPLETED');
     expect([ready.calls, ready.notices]).toEqual([1, 1]);
   });
 
@@ -144,7 +208,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('03 stale revision', () =>
       runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
     );
-    expectRun(output, 'blocked', 'BUSINESS_STATE');
+    await expectRun(output, 'blocked', 'BUSINESS_STATE');
     expect([calls, notices]).toEqual([0, 0]);
   });
 
@@ -156,13 +220,13 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const directory = findNewest('tracking');
     bumpRevision(directory, JSON.parse(readFileSync(paths(directory).source, 'utf8')).release.id);
     const { output, calls, notices } = await pending;
-    expectRun(output, 'blocked', 'BUSINESS_CHANGED');
+    await expectRun(output, 'blocked', 'BUSINESS_CHANGED');
     expect([calls, notices]).toEqual([1, 0]);
   });
 
   it('05 budget stop', async () => {
     const { output, calls, notices } = await measured('05 budget stop', () => runSafeStop(base()));
-    expectRun(output, 'cancelled', 'MODEL_CALL_BUDGET');
+    await expectRun(output, 'cancelled', 'MODEL_CALL_BUDGET');
     expect([calls, notices]).toEqual([0, 0]);
   });
 
@@ -170,7 +234,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('06 expired deadline', () =>
       runSafeStop({ ...base(), modelCallBudget: 1, deadlineMs: 1 }),
     );
-    expectRun(output, 'cancelled', 'DEADLINE');
+    await expectRun(output, 'cancelled', 'DEADLINE');
     expect([calls, notices]).toEqual([0, 0]);
   });
 
@@ -182,7 +246,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('07 cancel before work', () =>
       runScheduled({ ...base(), directory: waiting.directory, waitMs: 0 }),
     );
-    expectRun(output, 'cancelled', 'CANCELLED');
+    await expectRun(output, 'cancelled', 'CANCELLED');
     expect([calls, notices]).toEqual([0, 0]);
   });
 
@@ -190,13 +254,15 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     local.fail('slow', 1);
     const aborter = new AbortController();
     const before = local.requestCount;
+    const abortedBefore = local.abortedConnections;
     const pending = measured('08 cancel in flight', () => runStatusTracking({ ...base(), signal: aborter.signal }));
     await untilRequests(before + 1);
     aborter.abort();
     const { output, calls, notices } = await pending;
-    expectRun(output, 'cancelled', 'CALLER_CANCELLED');
+    await expectRun(output, 'cancelled', 'CALLER_CANCELLED');
     expect([calls, notices]).toEqual([1, 0]);
-    await expect.poll(() => local.abortedConnections, { timeout: 3000 }).toBeGreaterThan(0);
+    // This scenario's own request was cut off: one more aborted connection than before it.
+    await expect.poll(() => local.abortedConnections - abortedBefore, { timeout: 3000 }).toBe(1);
   });
 
   it('09 operator stop after inference', async () => {
@@ -216,7 +282,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     });
     await queue.close();
     const { output, calls, notices } = await pending;
-    expectRun(output, 'cancelled', 'OPERATOR_STOP');
+    await expectRun(output, 'cancelled', 'OPERATOR_STOP');
     expect([calls, notices]).toEqual([1, 0]);
   });
 
@@ -225,7 +291,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('10 deadline in flight', () =>
       runSafeStop({ ...base(), modelCallBudget: 1, deadlineMs: 700 }),
     );
-    expectRun(output, 'cancelled', 'DEADLINE');
+    await expectRun(output, 'cancelled', 'DEADLINE');
     expect([calls, notices]).toEqual([1, 0]);
   });
 
@@ -234,12 +300,12 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const early = await measured('11 before due', () =>
       runScheduled({ ...base(), dueAt: dueAt.toISOString(), waitMs: 200 }),
     );
-    expectRun(early.output, 'waiting', 'STARTED');
+    await expectRun(early.output, 'waiting', 'STARTED');
     expect(early.calls).toBe(0);
     const due = await measured('11 after due', () =>
       runScheduled({ ...base(), directory: early.output.directory, waitMs: 5000 }),
     );
-    expectRun(due.output, 'success', 'COMPLETED');
+    await expectRun(due.output, 'success', 'COMPLETED');
     expect([due.calls, due.notices]).toEqual([1, 1]);
     const fired = due.output.result.history.find((e) => e.reason === 'TIME_REACHED');
     expect(Date.parse(fired!.at)).toBeGreaterThanOrEqual(dueAt.getTime());
@@ -258,7 +324,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('12 restarted after SIGKILL', () =>
       runScheduled({ ...base(), directory, waitMs: 10_000 }),
     );
-    expectRun(output, 'success', 'COMPLETED');
+    await expectRun(output, 'success', 'COMPLETED');
     expect([calls, notices]).toEqual([1, 1]);
   });
 
@@ -280,24 +346,38 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     );
     await new Promise((resolve) => producer.on('exit', resolve));
     const { output, calls, notices } = await pending;
-    expectRun(output, 'success', 'COMPLETED');
+    await expectRun(output, 'success', 'COMPLETED');
     expect([calls, notices]).toEqual([1, 1]);
   });
 
   it('14 event, process restarted; 15 duplicate event and re-entry', async () => {
-    const waiting = await runEventTriggered(base());
-    expectRun(waiting, 'waiting', 'STARTED');
+    // The first consumer is a process of its own: it starts the run, finds it waiting, and exits.
+    const first = await cli(['event', '--wait-ms', '0']).done;
+    expect(first.code).toBe(0);
+    const waiting = JSON.parse(first.out) as FlowOutput;
+    await expectRun(waiting, 'waiting', 'STARTED');
     writeInboxEvent(waiting.directory, inboxEventFor(waiting));
-    const restarted = await measured('14 event after restart', () =>
-      runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 5000 }),
-    );
-    expectRun(restarted.output, 'success', 'COMPLETED');
-    expect([restarted.calls, restarted.notices]).toEqual([1, 1]);
-    const duplicate = await measured('15 duplicate event and re-entry', () =>
+    // The restarted consumer is a new process too, asking the test's one local model.
+    const before = local.requestCount;
+    const restarted = await cli(
+      ['event', '--directory', waiting.directory, '--wait-ms', '5000', ...SHARED],
+      root,
+      SHARED_ENV(),
+    ).done;
+    expect(restarted.code, restarted.err).toBe(0);
+    const output = JSON.parse(restarted.out) as FlowOutput;
+    await expectRun(output, 'success', 'COMPLETED');
+    expect(local.requestCount - before).toBe(1);
+    report.push({ scenario: '14 event after restart', status: output.result.job.status, modelCalls: 1 });
+    // 15: the same event again, from a separate producer process: a duplicate, and nothing runs.
+    const duplicate = await deliverFrom(output);
+    expect(duplicate).toEqual({ accepted: false, duplicate: true, status: 'success' });
+    const reentry = await measured('15 duplicate event and re-entry', () =>
       runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 200 }),
     );
-    expectRun(duplicate.output, 'success', 'COMPLETED');
-    expect([duplicate.calls, duplicate.notices]).toEqual([0, 1]);
+    await expectRun(reentry.output, 'success', 'COMPLETED');
+    expect([reentry.calls, reentry.notices]).toEqual([0, 1]);
+    expect(local.requestCount - before).toBe(1);
   });
 
   it('16 invalid event scope', async () => {
@@ -306,7 +386,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('16 invalid event scope', () =>
       runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 2000 }),
     );
-    expectRun(output, 'failed', 'TRIGGER_INVALID');
+    await expectRun(output, 'failed', 'TRIGGER_INVALID');
     expect([calls, notices]).toEqual([0, 0]);
   });
 
@@ -327,7 +407,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
       const { output, calls, notices } = await measured(`16 invalid event: ${name}`, () =>
         runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 2000 }),
       );
-      expectRun(output, 'failed', 'TRIGGER_INVALID');
+      await expectRun(output, 'failed', 'TRIGGER_INVALID');
       expect([calls, notices], name).toEqual([0, 0]);
       const last = output.result.history.at(-1);
       expect(last, name).toMatchObject({ from: 'waiting', to: 'failed', reason: 'TRIGGER_INVALID' });
@@ -340,21 +420,37 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const stopped = await measured('17 cancel a waiting trigger', () =>
       runEventTriggered({ ...base(), directory: waiting.directory, stop: true }),
     );
-    expectRun(stopped.output, 'cancelled', 'OPERATOR_STOP');
+    await expectRun(stopped.output, 'cancelled', 'OPERATOR_STOP');
+    // The late event reaches events.deliver from a separate producer process: not accepted, nothing runs.
+    const before = local.requestCount;
+    expect(await deliverFrom(stopped.output)).toEqual({ accepted: false, duplicate: false, status: 'cancelled' });
     writeInboxEvent(waiting.directory, inboxEventFor(waiting));
     const after = await measured('17 event after the stop', () =>
       runEventTriggered({ ...base(), directory: waiting.directory, waitMs: 300 }),
     );
-    expectRun(after.output, 'cancelled', 'OPERATOR_STOP');
+    await expectRun(after.output, 'cancelled', 'OPERATOR_STOP');
     expect([stopped.calls + after.calls, after.notices]).toEqual([0, 0]);
+    expect(local.requestCount).toBe(before);
   });
 
   it('18 concurrent runners, one claim', async () => {
     const waiting = await runEventTriggered(base());
     writeInboxEvent(waiting.directory, inboxEventFor(waiting));
-    const runners = [0, 1, 2].map(() => cli(['event', '--directory', waiting.directory, '--wait-ms', '5000']));
+    const before = local.requestCount;
+    const runners = [0, 1, 2].map(() =>
+      cli(['event', '--directory', waiting.directory, '--wait-ms', '5000', ...SHARED], root, SHARED_ENV()),
+    );
     const results = await Promise.all(runners.map((r) => r.done));
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
+    // One request in all at the one local model the three processes share.
+    expect(local.requestCount - before).toBe(1);
+    // Every runner, winner or not, reports the one run with one claim, and never a second notice.
+    for (const result of results) {
+      const seen = JSON.parse(result.out) as FlowOutput;
+      expect(seen.result.job.runId).toBe(waiting.result.job.runId);
+      expect(['running', 'success']).toContain(seen.result.job.status);
+      expect(seen.result.history.filter((e) => e.reason === 'CLAIMED').length).toBeLessThanOrEqual(1);
+    }
     const final = await runEventTriggered({ ...base(), directory: waiting.directory });
     const claims = final.result.history.filter((e) => e.reason === 'CLAIMED');
     report.push({
@@ -363,7 +459,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
       claims: claims.length,
       reservedModelCalls: final.result.job.limits.modelCalls.used,
     });
-    expectRun(final, 'success', 'COMPLETED');
+    await expectRun(final, 'success', 'COMPLETED');
     expect(claims).toHaveLength(1);
     expect(final.result.job.limits.modelCalls.used).toBe(1);
     const app = openAppStore(paths(waiting.directory).database);
@@ -381,7 +477,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('19 storage write failure', () =>
       runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
     );
-    expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
+    await expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
     expect(output.result.job.error?.message).toContain('notices are frozen');
     expect([calls, notices]).toEqual([1, 0]);
   });
@@ -394,7 +490,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     const { output, calls, notices } = await measured('20 cancel after commit', () =>
       runStatusTracking({ ...base(), directory: done.directory }),
     );
-    expectRun(output, 'success', 'COMPLETED');
+    await expectRun(output, 'success', 'COMPLETED');
     expect([calls, notices]).toEqual([0, 1]);
   });
 });
@@ -408,7 +504,7 @@ describe('offline model failures', () => {
     it(`fails the run when the model ${mode === 'http500' ? 'throws' : mode === 'bad-content' ? 'returns invalid JSON' : 'returns a truncated answer'}`, async () => {
       local.fail(mode, 1);
       const { output, calls, notices } = await measured(`offline ${mode}`, () => runStatusTracking(base()));
-      expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
+      await expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
       expect(output.result.job.error?.code).toBe(code);
       expect([calls, notices]).toEqual([1, 0]);
     });
