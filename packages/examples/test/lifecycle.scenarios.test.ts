@@ -224,6 +224,21 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([1, 0]);
   });
 
+  it('04 business change during inference: the release withdrawn, not only revised', async () => {
+    local.fail('slow', 1);
+    const before = local.requestCount;
+    const pending = measured('04 release withdrawn', () => runStatusTracking(base()));
+    await untilRequests(before + 1);
+    const directory = findNewest('tracking');
+    const app = openAppStore(paths(directory).database);
+    app.setReleaseStatus(JSON.parse(readFileSync(paths(directory).source, 'utf8')).release.id, 'withdrawn');
+    app.close();
+    const { output, calls, notices } = await pending;
+    await expectRun(output, 'blocked', 'BUSINESS_CHANGED');
+    expect([calls, notices]).toEqual([1, 0]);
+    expect(output.result.release?.status).toBe('withdrawn');
+  });
+
   it('05 budget stop', async () => {
     const { output, calls, notices } = await measured('05 budget stop', () => runSafeStop(base()));
     await expectRun(output, 'cancelled', 'MODEL_CALL_BUDGET');

@@ -72,10 +72,15 @@ export async function runBatchReceipts(options: ReceiptsOptions = {}): Promise<R
       ? postgresStore({ connectionString: options.databaseUrl, schema: options.schema ?? 'docket' })
       : sqliteStore({ database: db }),
     protocol: { pollMs: 20 },
-    defaults: { policy: { backoff: { baseMs: 10, maxMs: 50 } } },
   });
+  // The seed's definition, policy included: a failed page is retried after a full-jitter delay of up to 500 ms.
   const task = queue.define<{ snapshotId: string }, { afterSourceId: number }>(
-    { name: 'receipt-snapshot', version: '1', events: ['success'], policy: { attempts: 3, timeoutMs: 30_000 } },
+    {
+      name: 'receipt-snapshot',
+      version: '1',
+      events: ['success'],
+      policy: { attempts: 3, timeoutMs: 30_000, backoff: { baseMs: 500, maxMs: 5_000, jitter: 'full' } },
+    },
     {
       async execute(ctx) {
         const after = ctx.state?.afterSourceId ?? 0;

@@ -30,8 +30,13 @@ export const MAX_EVENT_BYTES = 16_384;
 
 /** Writes JSON through a temporary file and a rename, so readers never see half a file. */
 export function writeJsonAtomic(path: string, value: unknown): void {
+  writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes text through a temporary file and a rename. */
+function writeTextAtomic(path: string, text: string): void {
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileSync(temp, text);
   renameSync(temp, path);
 }
 
@@ -120,7 +125,8 @@ function shapeProblem(event: Partial<InboxEvent> | null): string | null {
 
 /** The producer side of the event flow: writes the event file atomically. */
 export function writeInboxEvent(directory: string, event: InboxEvent): void {
+  // The bytes checked are the bytes written: the reader measures the file.
   const text = JSON.stringify(event);
-  if (Buffer.byteLength(text) > MAX_EVENT_BYTES) throw new Error('event larger than 16 KiB');
-  writeJsonAtomic(paths(directory).inbox, event);
+  if (Buffer.byteLength(text) > MAX_EVENT_BYTES) throw new Error(`event larger than ${MAX_EVENT_BYTES} bytes`);
+  writeTextAtomic(paths(directory).inbox, text);
 }
