@@ -65,9 +65,8 @@ const ALLOWED: Record<string, string[]> = {
   'providers check': ['provider'],
 };
 const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
-const NEEDS_ID = new Set([
-  'runs get',
-  'runs history',
+/** The commands that change something, each but `gc` about one run, dead letter or schedule named by its id. */
+const STEERING = [
   'runs cancel',
   'runs pause',
   'runs resume',
@@ -75,17 +74,9 @@ const NEEDS_ID = new Set([
   'dead-letters replay',
   'schedules pause',
   'schedules resume',
-]);
-const WRITES = new Set([
-  'runs cancel',
-  'runs pause',
-  'runs resume',
-  'runs retry',
-  'dead-letters replay',
-  'schedules pause',
-  'schedules resume',
-  'gc',
-]);
+];
+const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
+const WRITES = new Set([...STEERING, 'gc']);
 
 /** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
 function endOfOptionsHint(args: readonly string[]): string {

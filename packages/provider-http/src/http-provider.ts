@@ -3,6 +3,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '@docket/core';
 import * as v from 'valibot';
 import { APIS, type ProviderKind } from './apis.js';
 import { providerError } from './errors.js';
+import { strictObject } from './strict-object.js';
 
 /** The configuration of one HTTP model provider. */
 export interface HttpProviderOptions {
@@ -30,7 +31,7 @@ export interface HttpProvider extends ModelProvider {
   readonly baseUrl: string;
 }
 
-const optionsSchema = v.strictObject({
+const optionsSchema = strictObject({
   kind: v.picklist(['openai-compatible', 'anthropic', 'gemini']),
   baseUrl: v.pipe(v.string(), v.url()),
   model: v.pipe(v.string(), v.minLength(1)),
@@ -65,17 +66,53 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 /**
+ * Everything of a provider's options that may hold a credential, for `providerError` to redact: the API key, every
+ * custom header's value (a key may be sent in one and echoed back by the server), and a `baseUrl`'s user and password.
+ */
+function secretsOf(options: unknown): string[] {
+  const o = (options ?? {}) as { apiKey?: unknown; headers?: unknown; baseUrl?: unknown };
+  const secrets: string[] = [];
+  if (typeof o.apiKey === 'string' && o.apiKey !== '') secrets.push(o.apiKey);
+  if (o.headers !== null && typeof o.headers === 'object') {
+    for (const value of Object.values(o.headers))
+      if (typeof value === 'string' && value.length >= 4) secrets.push(value);
+  }
+  if (typeof o.baseUrl === 'string') {
+    try {
+      const url = new URL(o.baseUrl);
+      for (const part of [url.username, url.password]) {
+        if (part !== '') secrets.push(part, decodeURIComponent(part));
+      }
+    } catch {
+      // not a URL: the schema refuses it
+    }
+  }
+  return secrets;
+}
+
+/** A URL without its user and password, for showing. */
+function withoutCredentials(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  if (url.username === '' && url.password === '') return baseUrl;
+  url.username = '';
+  url.password = '';
+  return url.toString();
+}
+
+/**
  * Creates a `ModelProvider` for an openai-compatible, anthropic or gemini HTTP API with the global `fetch`. The
  * caller's `signal` aborts the request at once (`PROVIDER_ABORTED`); `timeoutMs` is the provider's own limit
  * (`PROVIDER_TIMEOUT`). Every failure is a coded `DocketError`; the API key never appears in any of them.
  */
 export function httpProvider(options: HttpProviderOptions): HttpProvider {
   const parsed = v.safeParse(optionsSchema, options);
-  const secrets = typeof (options as { apiKey?: unknown })?.apiKey === 'string' ? [options.apiKey as string] : [];
+  const secrets = secretsOf(options);
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
-    throw providerError('PROVIDER_CONFIG_INVALID', `invalid provider option ${path}: ${issue?.message}`, secrets, {
+    // The expectation only, never the value received: a misplaced key must not be printed back.
+    const expected = issue?.expected ? `expected ${issue.expected}` : 'invalid';
+    throw providerError('PROVIDER_CONFIG_INVALID', `invalid provider option ${path}: ${expected}`, secrets, {
       details: { path },
     });
   }
@@ -189,7 +226,7 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
     name,
     kind: config.kind,
     model: config.model,
-    baseUrl: config.baseUrl,
+    baseUrl: withoutCredentials(config.baseUrl),
     generate,
   };
   // Shown in logs and by util.inspect: what the provider is, never its key.

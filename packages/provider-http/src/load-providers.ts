@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import * as util from 'node:util';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 import type { ProviderKind } from './apis.js';
 import { providerError } from './errors.js';
 import { type HttpProvider, httpProvider } from './http-provider.js';
+import { strictObject } from './strict-object.js';
 
 /** Where `loadProviders` reads from; every field has a default. */
 export interface LoadProvidersOptions {
@@ -35,12 +37,12 @@ export interface LoadedProviders {
 
 /** Provider names: lowercase, digits and underscores, so `DOCKET_PROVIDER_<NAME>_*` maps back to one name. */
 const NAME = /^[a-z][a-z0-9_]*$/;
-const fileSchema = v.strictObject({
+const fileSchema = strictObject({
   default: v.optional(v.pipe(v.string(), v.regex(NAME))),
   providers: v.optional(
     v.record(
       v.pipe(v.string(), v.regex(NAME)),
-      v.strictObject({
+      strictObject({
         kind: v.picklist(['openai-compatible', 'anthropic', 'gemini']),
         baseUrl: v.pipe(v.string(), v.url()),
         model: v.pipe(v.string(), v.minLength(1)),
@@ -56,8 +58,17 @@ const fileSchema = v.strictObject({
 
 type FileProvider = NonNullable<v.InferOutput<typeof fileSchema>['providers']>[string];
 
-/** Parses `.env` text: `KEY=value` lines, `#` comments, optional `export`, single or double quotes. */
+/**
+ * Parses `.env` text with Node's own `util.parseEnv` (Node 20.12 and later): `KEY=value` lines, `#` comments,
+ * `export`, quotes, and quoted values over several lines (PEM keys). Older Node 20 releases get the line parser below.
+ */
 export function parseDotenv(text: string): Record<string, string> {
+  const native = (util as { parseEnv?: (content: string) => Record<string, string> }).parseEnv;
+  return native ? { ...native(text) } : parseDotenvLines(text);
+}
+
+/** The line-by-line `.env` parser for Node releases without `util.parseEnv` (no multi-line values). */
+function parseDotenvLines(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -98,7 +109,8 @@ export function loadProviders(options: LoadProvidersOptions = {}): LoadedProvide
     if (!parsed.success) {
       const issue = parsed.issues[0];
       const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
-      fail(`${fileName}: ${path}: ${issue?.message}`, path);
+      // The expectation only, never the value received: a key pasted into apiKeyEnv must not be printed back.
+      fail(`${fileName}: ${path}: ${issue?.expected ? `expected ${issue.expected}` : 'invalid'}`, path);
     }
     fileConfig = parsed.output;
   }

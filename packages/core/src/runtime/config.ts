@@ -2,17 +2,17 @@ import * as v from 'valibot';
 import type { CallbackPolicy, RetryPolicy } from '../machine/run-types.js';
 import type { Store } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
-import { formatIssues, nameSchema } from '../util/validation.js';
+import { formatIssues, nameSchema, strictObject } from '../util/validation.js';
 import type { TelemetryEvent } from './telemetry.js';
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
 /** Bounds of a retry policy. */
-export const policySchema = v.strictObject({
+export const policySchema = strictObject({
   attempts: v.optional(int(1, 1000)),
   timeoutMs: v.optional(int(1, 86_400_000)),
   backoff: v.optional(
-    v.strictObject({
+    strictObject({
       baseMs: v.optional(int(1, 3_600_000)),
       maxMs: v.optional(int(1, 86_400_000)),
       jitter: v.optional(v.literal('full')),
@@ -20,10 +20,10 @@ export const policySchema = v.strictObject({
   ),
 });
 
-const callbackPolicySchema = v.strictObject({
+const callbackPolicySchema = strictObject({
   attempts: v.optional(int(1, 1000)),
   backoff: v.optional(
-    v.strictObject({
+    strictObject({
       baseMs: v.optional(int(1, 3_600_000)),
       maxMs: v.optional(int(1, 86_400_000)),
     }),
@@ -40,11 +40,11 @@ const storeSchema = v.custom<Store>(
   'store must be a Docket Store',
 );
 
-const optionsSchema = v.strictObject({
+const optionsSchema = strictObject({
   store: storeSchema,
   namespace: v.optional(nameSchema),
   runtime: v.optional(
-    v.strictObject({
+    strictObject({
       mode: v.optional(v.picklist(['all', 'producer', 'consumer'])),
       concurrency: v.optional(int(0, 1024)),
       callbackConcurrency: v.optional(int(1, 1024)),
@@ -53,13 +53,13 @@ const optionsSchema = v.strictObject({
     }),
   ),
   defaults: v.optional(
-    v.strictObject({
+    strictObject({
       policy: v.optional(policySchema),
       callbackPolicy: v.optional(callbackPolicySchema),
     }),
   ),
   protocol: v.optional(
-    v.strictObject({
+    strictObject({
       leaseMs: v.optional(int(3000, 86_400_000)),
       heartbeatMs: v.optional(int(1000, 86_400_000)),
       pollMs: v.optional(int(1, 3_600_000)),
@@ -67,7 +67,7 @@ const optionsSchema = v.strictObject({
     }),
   ),
   limits: v.optional(
-    v.strictObject({
+    strictObject({
       maxRuns: v.optional(int(1, Number.MAX_SAFE_INTEGER)),
       queryBytes: v.optional(int(1, 64 * 1024 * 1024)),
       stateBytes: v.optional(int(1, 64 * 1024 * 1024)),
@@ -75,7 +75,7 @@ const optionsSchema = v.strictObject({
     }),
   ),
   retention: v.optional(
-    v.strictObject({
+    strictObject({
       runsMs: v.optional(int(0, Number.MAX_SAFE_INTEGER)),
       deadLettersMs: v.optional(int(0, Number.MAX_SAFE_INTEGER)),
       collectEveryMs: v.optional(int(0, 2_147_483_647)),
@@ -83,7 +83,7 @@ const optionsSchema = v.strictObject({
   ),
   clock: v.optional(v.custom<Clock>((input) => typeof (input as Clock)?.now === 'function', 'clock needs now()')),
   telemetry: v.optional(
-    v.strictObject({
+    strictObject({
       sink: v.custom<(event: TelemetryEvent) => void>((input) => typeof input === 'function', 'sink is a function'),
     }),
   ),

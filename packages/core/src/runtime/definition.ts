@@ -4,7 +4,7 @@ import type { CallbackKind, RetryPolicy } from '../machine/run-types.js';
 import { DocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
 import { canonicalJson } from '../util/json.js';
-import { formatIssues, nameSchema } from '../util/validation.js';
+import { formatIssues, nameSchema, strictObject } from '../util/validation.js';
 import { fillPolicy, policySchema } from './config.js';
 
 const schemaLike = v.custom<v.GenericSchema>(
@@ -12,15 +12,15 @@ const schemaLike = v.custom<v.GenericSchema>(
   'must be a valibot schema',
 );
 
-const definitionSchema = v.strictObject({
+const definitionSchema = strictObject({
   name: nameSchema,
   version: nameSchema,
   events: v.optional(v.array(v.picklist(['success', 'failure', 'batchSettled']))),
   policy: v.optional(policySchema),
-  schema: v.optional(v.strictObject({ query: v.optional(schemaLike), state: v.optional(schemaLike) })),
+  schema: v.optional(strictObject({ query: v.optional(schemaLike), state: v.optional(schemaLike) })),
   recovery: v.optional(v.picklist(['automatic', 'manual'])),
   limits: v.optional(
-    v.strictObject({
+    strictObject({
       modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000_000))),
       deadlineMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
     }),

@@ -1,10 +1,28 @@
-import { DocketError } from '../util/errors.js';
+import type { Store } from '../store/contract.js';
+import { DocketError, isDocketError } from '../util/errors.js';
 import { CallbackLoop } from './callback-loop.js';
 import type { ResolvedQueueOptions } from './config.js';
 import type { Engine } from './engine.js';
 import { RetentionTimer } from './retention.js';
 import { ScheduleLoop } from './schedule-loop.js';
 import { WorkerLoop } from './worker.js';
+
+/**
+ * Opens the store; an error that is not already a `DocketError` (a custom store's own) becomes
+ * `CONNECTION_UNAVAILABLE` with the original kept as its cause.
+ */
+async function openStore(store: Store): Promise<void> {
+  try {
+    await store.open();
+  } catch (error) {
+    if (isDocketError(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DocketError('CONNECTION_UNAVAILABLE', `store ${store.name} could not open: ${message}`, {
+      operation: 'queue.ready',
+      cause: error,
+    });
+  }
+}
 
 /** A queue's lifecycle: `created → starting → ready → closing → closed`, or `failed` when `ready()` fails. */
 export type QueueState = 'created' | 'starting' | 'ready' | 'closing' | 'closed' | 'failed';
@@ -79,7 +97,7 @@ export class QueueLifecycle {
   private async start(): Promise<void> {
     const { engine, options } = this;
     try {
-      await options.store.open();
+      await openStore(options.store);
       this.storeOpened = true;
       this.stopIfClosing();
       for (const task of engine.tasks.values()) {

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { RUN_STATUSES } from '../machine/run-types.js';
 import { DocketError } from '../util/errors.js';
 import { canonicalJson } from '../util/json.js';
-import { formatIssues, nameSchema } from '../util/validation.js';
+import { cleanText, formatIssues, nameSchema, strictObject } from '../util/validation.js';
 import type { Engine } from './engine.js';
 
 /** What every part of the operator API shares: the engine, the queue's usability guard and its health probes. */
@@ -15,18 +15,18 @@ export interface OperatorScope {
 
 const commandFields = {
   expectedRevision: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  reason: v.pipe(v.string(), v.minBytes(1), v.maxBytes(1024)),
-  commandId: v.pipe(v.string(), v.minBytes(1), v.maxBytes(128)),
+  reason: v.pipe(v.string(), v.minBytes(1), v.maxBytes(1024), cleanText),
+  commandId: v.pipe(v.string(), v.minBytes(1), v.maxBytes(128), cleanText),
 };
 /** A run command's input. */
-export const runCommandSchema = v.strictObject({ runId: v.string(), ...commandFields });
+export const runCommandSchema = strictObject({ runId: v.string(), ...commandFields });
 /** A dead-letter replay's input. */
-export const replaySchema = v.strictObject({
-  eventId: v.pipe(v.string(), v.minLength(1), v.maxBytes(512)),
+export const replaySchema = strictObject({
+  eventId: v.pipe(v.string(), v.minLength(1), v.maxBytes(512), cleanText),
   ...commandFields,
 });
 /** `runs.list` options. */
-export const listSchema = v.strictObject({
+export const listSchema = strictObject({
   taskName: v.optional(nameSchema),
   payloads: v.optional(v.boolean()),
   status: v.optional(v.picklist(RUN_STATUSES)),
@@ -34,7 +34,7 @@ export const listSchema = v.strictObject({
   cursor: v.optional(v.string()),
 });
 /** `deadLetters.list` options. */
-export const deadListSchema = v.strictObject({
+export const deadListSchema = strictObject({
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
   cursor: v.optional(v.string()),
 });

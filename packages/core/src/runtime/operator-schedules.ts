@@ -3,7 +3,7 @@ import { nextSlot } from '../machine/schedule-slots.js';
 import { type ScheduleInfo, type ScheduleRecord, toScheduleInfo } from '../machine/schedule-types.js';
 import { DocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
-import { nameSchema } from '../util/validation.js';
+import { cleanText, nameSchema, strictObject } from '../util/validation.js';
 import { hash, listRequest, type OperatorScope, pageOf, parse } from './operator-input.js';
 
 /** An operator command on one schedule. */
@@ -29,15 +29,15 @@ export interface OperatorSchedules {
   resume(command: ScheduleCommand): Promise<ScheduleCommandResult>;
 }
 
-const listSchema = v.strictObject({
+const listSchema = strictObject({
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
   cursor: v.optional(v.string()),
 });
-const commandSchema = v.strictObject({
+const commandSchema = strictObject({
   id: nameSchema,
   expectedRevision: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  reason: v.pipe(v.string(), v.minBytes(1), v.maxBytes(1024)),
-  commandId: v.pipe(v.string(), v.minBytes(1), v.maxBytes(128)),
+  reason: v.pipe(v.string(), v.minBytes(1), v.maxBytes(1024), cleanText),
+  commandId: v.pipe(v.string(), v.minBytes(1), v.maxBytes(128), cleanText),
 });
 
 /** Builds `operator.schedules`. */

@@ -52,6 +52,13 @@ export async function runNow<Q, S>(
   if (options === null || typeof options !== 'object') {
     throw new DocketError('CONFIG_INVALID', 'task.run options must be an object', { operation });
   }
+  const unknown = Object.keys(options).find((key) => key !== 'signal' && key !== 'waitMs');
+  if (unknown !== undefined) {
+    throw new DocketError('CONFIG_INVALID', `task.run does not take ${JSON.stringify(unknown)}`, {
+      operation,
+      details: { path: unknown },
+    });
+  }
   const waitMs = options.waitMs ?? 0;
   if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 3_600_000) {
     throw new DocketError('CONFIG_INVALID', 'waitMs must be an integer in 0..3600000', {

@@ -4,7 +4,7 @@ import type { Misfire, ScheduleRecord } from '../machine/schedule-types.js';
 import type { CreateRunRequest } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from '../util/json.js';
-import { formatIssues, nameSchema } from '../util/validation.js';
+import { formatIssues, nameSchema, strictObject } from '../util/validation.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { Engine } from './engine.js';
 import { prepareStart } from './start.js';
@@ -32,12 +32,12 @@ export interface ScheduleResult {
   revision: number;
 }
 
-const scheduleSchema = v.strictObject({
+const scheduleSchema = strictObject({
   cron: v.pipe(v.string(), v.minLength(1), v.maxBytes(256)),
   timezone: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(64))),
   query: v.unknown(),
   limits: v.optional(
-    v.strictObject({ modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1e9))) }),
+    strictObject({ modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1e9))) }),
   ),
   misfire: v.optional(v.picklist(['latest', 'skip', 'all'])),
   enabled: v.optional(v.boolean()),

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { CreateRunResult, CreateRunsResult } from '../store/contract.js';
 import { DocketError, isDocketError } from '../util/errors.js';
+import { strictObject } from '../util/validation.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { Engine } from './engine.js';
 import { type PreparedStart, prepareStart, startAnswer } from './start.js';
@@ -48,7 +49,7 @@ export interface StartOptions {
   tx?: unknown;
 }
 
-const optionsSchema = v.strictObject({ tx: v.optional(v.unknown()) });
+const optionsSchema = strictObject({ tx: v.optional(v.unknown()) });
 
 /** Checks `start`/`startMany` options; anything but `{ tx? }` is `CONFIG_INVALID`. */
 export function parseStartOptions(options: unknown, operation: string): StartOptions {

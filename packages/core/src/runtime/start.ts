@@ -6,7 +6,7 @@ import type { CreateRunResult } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import { newRunId } from '../util/ids.js';
 import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from '../util/json.js';
-import { formatIssues } from '../util/validation.js';
+import { cleanText, formatIssues, strictObject } from '../util/validation.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { Engine } from './engine.js';
 
@@ -28,19 +28,35 @@ export interface PreparedStart {
   idem: { idempotencyKey?: string };
 }
 
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-const startSchema = v.strictObject({
+/** Whether an ISO time's calendar fields exist (no 30 February, no hour 24): `Date.parse` rolls them over silently. */
+function realCalendarTime(text: string): boolean {
+  const m = ISO_WITH_ZONE.exec(text);
+  if (m === null) return false;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as number[];
+  const d = new Date(Date.UTC(year as number, (month as number) - 1, day, hour, minute, second));
+  return (
+    d.getUTCFullYear() === year &&
+    d.getUTCMonth() === (month as number) - 1 &&
+    d.getUTCDate() === day &&
+    d.getUTCHours() === hour &&
+    d.getUTCMinutes() === minute &&
+    d.getUTCSeconds() === second
+  );
+}
+
+const startSchema = strictObject({
   query: v.unknown(),
-  idempotencyKey: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256))),
+  idempotencyKey: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
   trigger: v.optional(
     v.union([
-      v.strictObject({ at: v.union([v.string(), v.date()]) }),
-      v.strictObject({ event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128)) }),
+      strictObject({ at: v.union([v.string(), v.date()]) }),
+      strictObject({ event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128)) }),
     ]),
   ),
   limits: v.optional(
-    v.strictObject({
+    strictObject({
       modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000_000))),
       deadlineAt: v.optional(v.union([v.string(), v.date()])),
     }),
@@ -53,7 +69,7 @@ export function parseInstant(value: unknown, path: string, operation: string): n
   const ms =
     value instanceof Date
       ? value.getTime()
-      : typeof value === 'string' && ISO_WITH_ZONE.test(value)
+      : typeof value === 'string' && realCalendarTime(value)
         ? Date.parse(value)
         : Number.NaN;
   if (!Number.isFinite(ms)) {

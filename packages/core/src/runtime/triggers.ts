@@ -6,8 +6,8 @@ import { transition } from '../machine/state-machine.js';
 import type { RunWrite } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import { assertRunId } from '../util/ids.js';
-import { assertJson, canonicalJson, deepFreeze, JSON_STRUCTURE_LIMITS } from '../util/json.js';
-import { formatIssues } from '../util/validation.js';
+import { assertJson, canonicalJson, deepFreeze, frozenCopy, JSON_STRUCTURE_LIMITS, type Json } from '../util/json.js';
+import { cleanText, formatIssues, strictObject } from '../util/validation.js';
 import type { Engine } from './engine.js';
 import type { TriggerEvent } from './handlers.js';
 
@@ -21,9 +21,9 @@ export interface DeliverResult {
   status: RunStatus | null;
 }
 
-const eventSchema = v.strictObject({
-  id: v.pipe(v.string(), v.minLength(1), v.maxBytes(256)),
-  type: v.pipe(v.string(), v.minLength(1), v.maxBytes(128)),
+const eventSchema = strictObject({
+  id: v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText),
+  type: v.pipe(v.string(), v.minLength(1), v.maxBytes(128), cleanText),
   payload: v.optional(v.unknown()),
 });
 
@@ -67,7 +67,9 @@ export async function deliverEvent(engine: Engine, runId: string, event: Trigger
   let verdict: true | string = true;
   const validate = engine.tasks.get(`${before.taskName}@${before.taskVersion}`)?.handlers?.validateEvent;
   if (validate && before.status === 'waiting' && before.triggerEvent === null) {
-    const answer = await validate({ query: deepFreeze(before.query), event: deepFreeze({ ...event }) as TriggerEvent });
+    // A frozen copy: the caller's own payload object is neither shared with the handler nor frozen.
+    const copy = frozenCopy({ ...event } as unknown as Json) as unknown as TriggerEvent;
+    const answer = await validate({ query: deepFreeze(before.query), event: copy });
     verdict = answer === true ? true : typeof answer === 'string' && answer.length > 0 ? answer : 'refused';
   }
 

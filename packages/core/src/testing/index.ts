@@ -32,7 +32,7 @@ export {
   waitFor,
   waitForStatus,
 } from './harness.js';
-export { checkSlotRuns, type SlotRunsReport } from './schedule-check.js';
+export { checkSlotRuns, expectOneRunPerSecond, type ScheduleTrial, type SlotRunsReport } from './schedule-check.js';
 export { expectSchemaMatchesCodec, type SchemaColumns, schemaCodecSuite } from './schema-codec.js';
 
 /** Options of `runStoreConformance`. */

@@ -1,4 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
 import type { RunListItem } from '../runtime/operator.js';
+import type { Queue } from '../runtime/queue.js';
+import type { BatchTask } from '../runtime/task.js';
+import { sleep, waitFor } from './harness.js';
 
 /** What `checkSlotRuns` found among the runs of one schedule. */
 export interface SlotRunsReport {
@@ -37,4 +42,65 @@ export function checkSlotRuns(runs: readonly RunListItem[], scheduleId: string, 
     }
   }
   return { slots, duplicates, missing, early };
+}
+
+/** What `expectOneRunPerSecond` needs: a producer queue and task, and how to start one process that fires schedules. */
+export interface ScheduleTrial {
+  queue: Queue<never> | Queue<unknown>;
+  task: BatchTask<unknown, unknown>;
+  /** Spawns the `index`th process; it prints `ready` once its queue is ready, and exits 0 on SIGTERM. */
+  spawnTicker(index: number): ChildProcess;
+  processes: number;
+  seconds: number;
+}
+
+/**
+ * Runs a schedule of one slot per second for `seconds` with `processes` processes firing it, then checks its runs:
+ * one per slot, none missing, none early, the first in the second after it was made. For each store's
+ * multi-process schedule test.
+ */
+export async function expectOneRunPerSecond(trial: ScheduleTrial): Promise<SlotRunsReport> {
+  const children = Array.from({ length: trial.processes }, (_, i) => watched(trial.spawnTicker(i)));
+  try {
+    await waitFor(() => children.every((c) => c.lines.includes('ready')), 'every ticker to be ready', 30_000);
+    const created = Date.now();
+    await trial.task.schedule('every-second', { cron: '* * * * * *', query: null });
+    const scheduled = Date.now();
+    await sleep(trial.seconds * 1000);
+    await trial.task.unschedule('every-second');
+    const stopped = Date.now();
+    for (const child of children) child.proc.kill('SIGTERM');
+    expect(await Promise.all(children.map((c) => c.exited))).toEqual(children.map(() => 0));
+    const runs = await allRuns(trial.queue as Queue<unknown>, trial.task.name);
+    const report = checkSlotRuns(runs, 'every-second', 1000);
+    expect(report.duplicates).toEqual([]);
+    expect(report.missing).toEqual([]);
+    expect(report.early).toEqual([]);
+    expect(Date.parse(report.slots[0] as string)).toBeGreaterThan(created);
+    // The first slot is the first second after the schedule was written, somewhere in the call.
+    expect(Date.parse(report.slots[0] as string)).toBeLessThanOrEqual(scheduled + 1000);
+    expect(report.slots.length).toBeGreaterThanOrEqual(trial.seconds - 2);
+    expect(Date.parse(report.slots.at(-1) as string)).toBeLessThanOrEqual(stopped);
+    expect(runs.every((r) => r.status === 'success')).toBe(true);
+    return report;
+  } finally {
+    for (const child of children) if (child.proc.exitCode === null) child.proc.kill('SIGKILL');
+  }
+}
+
+function watched(proc: ChildProcess) {
+  const lines: string[] = [];
+  proc.stdout?.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  return { proc, lines, exited: new Promise<number | null>((resolve) => proc.on('exit', resolve)) };
+}
+
+async function allRuns(queue: Queue<unknown>, taskName: string): Promise<RunListItem[]> {
+  const runs: RunListItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queue.operator.runs.list({ taskName, limit: 200, ...(cursor ? { cursor } : {}) });
+    runs.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return runs;
 }

@@ -97,7 +97,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
+    // No prototype: an own `__proto__` key (JSON.parse makes one) stays a key instead of setting the prototype.
+    const out: Record<string, unknown> = Object.create(null);
     for (const key of Object.keys(value).sort()) {
       const child = (value as Record<string, unknown>)[key];
       if (child !== undefined) out[key] = sortKeys(child);
