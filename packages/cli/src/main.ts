@@ -4,6 +4,7 @@ import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
+import { migrateCommand } from './migrate-command.js';
 import { schedulesCommand } from './schedules-command.js';
 import { openCommandStore } from './stores.js';
 import { COMMAND_USAGE, DEFAULT_REPLAY_REASON, USAGE } from './usage.js';
@@ -38,6 +39,7 @@ const FLAGS = {
   'expected-revision': { type: 'string' },
   'command-id': { type: 'string' },
   provider: { type: 'string' },
+  'dry-run': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -62,6 +64,7 @@ const ALLOWED: Record<string, string[]> = {
   'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
   gc: [],
   health: [],
+  migrate: ['dry-run'],
   'providers check': ['provider'],
 };
 const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
@@ -77,6 +80,8 @@ const STEERING = [
 ];
 const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
 const WRITES = new Set([...STEERING, 'gc']);
+/** Commands of one word; the others are `<noun> <verb>`. */
+const SINGLE_WORD = new Set(['gc', 'health', 'migrate']);
 
 /** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
 function endOfOptionsHint(args: readonly string[]): string {
@@ -109,8 +114,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.err(`${(error as Error).message}\n${USAGE}`);
     return 2;
   }
-  const command =
-    positionals[0] === 'gc' || positionals[0] === 'health' ? positionals[0] : positionals.slice(0, 2).join(' ');
+  const command = SINGLE_WORD.has(positionals[0] ?? '')
+    ? (positionals[0] as string)
+    : positionals.slice(0, 2).join(' ');
   if (values.version) {
     io.out(cliVersion());
     return 0;
@@ -153,15 +159,19 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (databaseUrl === undefined && file === undefined) {
       throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB), or --database-url <postgres://...>');
     }
+    const target =
+      databaseUrl !== undefined
+        ? { databaseUrl, ...(values.schema ? { schema: values.schema } : {}) }
+        : { file: file as string };
+    if (command === 'migrate') {
+      const print = (value: unknown, human: () => string) =>
+        io.out(values.json ? JSON.stringify(value, null, 2) : human());
+      return await migrateCommand(target, values['dry-run'] === true, print);
+    }
     if (file !== undefined && !existsSync(file)) {
       throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
     }
-    const store = await openCommandStore(
-      databaseUrl !== undefined
-        ? { databaseUrl, ...(values.schema ? { schema: values.schema } : {}) }
-        : { file: file as string },
-      WRITES.has(command),
-    );
+    const store = await openCommandStore(target, WRITES.has(command) ? 'write' : 'read');
     const queue = createQueue({
       store,
       namespace: values.namespace ?? 'default',
@@ -179,7 +189,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return 2;
     }
     if (isDocketError(error)) {
-      io.err(`${error.code}: ${error.message}`);
+      const hint = error.code === 'SCHEMA_MISMATCH' ? " (docket migrate creates or upgrades Docket's tables)" : '';
+      io.err(`${error.code}: ${error.message}${hint}`);
       return 1;
     }
     io.err(`error: ${(error as Error).message}`);

@@ -16,14 +16,14 @@ describe('the store a command loads', () => {
       loaded.push(specifier);
       return import(specifier);
     };
-    await openCommandStore({ databaseUrl: 'postgres://127.0.0.1:1/none' }, false, recording);
+    await openCommandStore({ databaseUrl: 'postgres://127.0.0.1:1/none' }, 'read', recording);
     expect(loaded).toEqual(['@docket/store-postgres']);
   });
 
   it('says which packages to install when the store package is missing', async () => {
     const error = await openCommandStore(
       { databaseUrl: 'postgres://x' },
-      false,
+      'read',
       without('@docket/store-postgres'),
     ).catch((e: unknown) => e);
     expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);

@@ -39,10 +39,16 @@ export async function loadStore(kind: keyof typeof PACKAGES, importer: Importer 
   }
 }
 
-/** The store a command opens: PostgreSQL for a database URL, else the SQLite file; reads never migrate or write. */
+/**
+ * What a command may do to the store: `read` (never migrates or writes), `write` (writes runs, never creates or
+ * migrates Docket's tables: a file or schema without them is `SCHEMA_MISMATCH`), or `migrate` (`docket migrate`).
+ */
+export type StoreAccess = 'read' | 'write' | 'migrate';
+
+/** The store a command opens: PostgreSQL for a database URL, else the SQLite file, with the access it needs. */
 export async function openCommandStore(
   target: { databaseUrl: string; schema?: string } | { file: string },
-  writes: boolean,
+  access: StoreAccess,
   importer?: Importer,
 ): Promise<CommandStore> {
   if ('databaseUrl' in target) {
@@ -50,10 +56,11 @@ export async function openCommandStore(
     return postgresStore({
       connectionString: target.databaseUrl,
       ...(target.schema ? { schema: target.schema } : {}),
-      // Reads never create or migrate a schema: a mistyped --schema is SCHEMA_MISMATCH, not an empty one.
-      ...(writes ? {} : { migrate: false }),
+      // Only `docket migrate` creates or upgrades a schema: a mistyped --schema is SCHEMA_MISMATCH, not a new one.
+      ...(access === 'migrate' ? {} : { migrate: false }),
     });
   }
   const { sqliteStore } = (await loadStore('sqlite', importer)) as typeof import('@docket/store-sqlite');
-  return sqliteStore(writes ? { filename: target.file } : { filename: target.file, readonly: true });
+  if (access === 'read') return sqliteStore({ filename: target.file, readonly: true });
+  return sqliteStore(access === 'write' ? { filename: target.file, migrate: false } : { filename: target.file });
 }

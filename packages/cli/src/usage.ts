@@ -16,6 +16,7 @@ commands:
   schedules pause|resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   gc
   health
+  migrate [--dry-run]
   providers check [--provider <name>]
 
 The store: --db (or DOCKET_DB) or --database-url (or DOCKET_DATABASE_URL). --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
@@ -48,6 +49,9 @@ export const COMMAND_USAGE: Record<string, string> = {
   'schedules resume': `usage: docket --db <file> schedules resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   Lets the schedule fire again from its next slot after now; the slots of the pause are not caught up.`,
   gc: 'usage: docket --db <file> gc\n  Deletes what retention allows; never a run whose callbacks are unsettled.',
+  migrate: `usage: docket --db <file> migrate [--dry-run]
+  Creates or upgrades Docket's tables in the file (or --database-url schema); the one command that does. With
+  --dry-run it only says whether it would. Every other command refuses a store without them (SCHEMA_MISMATCH).`,
   health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
   'providers check': `usage: docket providers check [--provider <name>]
   Loads docket.yaml/.env, sends one tiny request, prints the model, latency and finish reason (never the key).`,

@@ -9,6 +9,7 @@ import { createQueue, type Queue } from '@docket/core';
 import { waitFor, waitForStatus } from '@docket/core/testing';
 import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { sqliteStore } from '@docket/store-sqlite';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -231,6 +232,31 @@ describe('docket runs', () => {
     const flag = docket(['--db', db, 'runs', 'list', '--', '--status', 'failed']);
     expect(flag.code).toBe(2);
     expect(flag.err).toMatch(/runs list takes no arguments \(--status came after a lone --, which ends the options\)/);
+  });
+
+  it('refuses to write into a file without Docket tables; docket migrate [--dry-run] is the one command that adds them', async () => {
+    const plain = join(dir, 'plain.sqlite');
+    const app = new Database(plain);
+    app.exec('CREATE TABLE orders (id TEXT PRIMARY KEY)');
+    app.close();
+    const tables = () => {
+      const db = new Database(plain, { readonly: true });
+      const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+      db.close();
+      return names.map((t) => (t as { name: string }).name);
+    };
+    const gc = docket(['--db', plain, 'gc']);
+    expect(gc.code).toBe(1);
+    expect(gc.err).toMatch(/^SCHEMA_MISMATCH: .*docket migrate/);
+    expect(tables()).toEqual(['orders']);
+    const dry = docket(['--db', plain, 'migrate', '--dry-run']);
+    expect(dry).toMatchObject({ code: 0 });
+    expect(dry.out).toMatch(/^would migrate .*plain\.sqlite: this file is not a Docket database/);
+    expect(tables()).toEqual(['orders']);
+    expect(docket(['--db', plain, 'migrate']).out).toMatch(/^migrated /);
+    expect(tables()).toContain('docket_runs');
+    expect(docket(['--db', plain, '--json', 'migrate']).out).toContain('"upToDate": true');
+    expect(docket(['--db', plain, 'gc'])).toMatchObject({ code: 0 });
   });
 
   it('runs gc and health', async () => {

@@ -80,7 +80,8 @@ export class SqliteConnection {
     if (!db.memory) db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${this.options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    applyMigrations(db);
+    if (this.options.migrate === false) assertMigrated(db);
+    else applyMigrations(db);
   }
 
   /** `Store.subscribe`: polls `PRAGMA data_version`, which changes when another connection commits. */

@@ -32,9 +32,24 @@ export type SqliteStoreOptions = (
    * fail with `STORAGE_FAILURE`. For tools that only look, such as `docket runs list`.
    */
   readonly?: boolean;
+  /**
+   * `false`: open an existing file migrated by this version and change nothing of its schema (`SCHEMA_MISMATCH`
+   * when Docket's tables are missing or of another version), while reading and writing runs as usual. For tools
+   * that must not install Docket into a file by accident, such as `docket gc`. Default `true`: `open()` migrates.
+   */
+  migrate?: boolean;
 };
 
-const KNOWN_OPTIONS = ['filename', 'database', 'busyTimeoutMs', 'synchronous', 'watchMs', 'checkpointMs', 'readonly'];
+const KNOWN_OPTIONS = [
+  'filename',
+  'database',
+  'busyTimeoutMs',
+  'synchronous',
+  'watchMs',
+  'checkpointMs',
+  'readonly',
+  'migrate',
+];
 
 /** Checks `sqliteStore`'s options; anything unknown or of the wrong type is `CONFIG_INVALID`. */
 export function validateOptions(options: unknown): asserts options is SqliteStoreOptions {
@@ -54,6 +69,7 @@ export function validateOptions(options: unknown): asserts options is SqliteStor
   if (o.busyTimeoutMs !== undefined && !isInteger(o.busyTimeoutMs, 0))
     fail('busyTimeoutMs must be a non-negative integer');
   if (o.readonly !== undefined && typeof o.readonly !== 'boolean') fail('readonly must be a boolean');
+  if (o.migrate !== undefined && typeof o.migrate !== 'boolean') fail('migrate must be a boolean');
   if (o.readonly === true && !hasFile) fail('readonly needs filename');
   if (o.watchMs !== undefined && !isInteger(o.watchMs, 1)) fail('watchMs must be a positive integer');
   if (o.checkpointMs !== undefined && !isInteger(o.checkpointMs, 0))
