@@ -12,6 +12,17 @@ export class OutcomeTracker {
   }
 }
 
+/**
+ * An error's message without the statement's parameters: drizzle's "Failed query: ... params: ..." lists them, and
+ * they hold application data (queries, payloads, keys) that must not reach logs or `health()`.
+ */
+export function withoutParams(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = (error as { cause?: unknown })?.cause;
+  const own = message.replace(/\nparams: [\s\S]*$/, '');
+  return cause instanceof Error && !own.includes(cause.message) ? `${own}: ${cause.message}` : own;
+}
+
 /** SQLSTATE classes and codes that mean the connection, not the statement, failed. */
 const CONNECTION_LOST = /^(08|57P0[1-3])/;
 
@@ -52,13 +63,13 @@ export function classify(
   }
   if (!outcome.reachedCommit && sqlState(error) === undefined && !lost) return error; // the plan's own error
   if (lost) {
-    return new DocketError('CONNECTION_UNAVAILABLE', `PostgreSQL connection lost: ${(error as Error).message}`, {
+    return new DocketError('CONNECTION_UNAVAILABLE', `PostgreSQL connection lost: ${withoutParams(error)}`, {
       operation,
       cause: error,
       ...context,
     });
   }
-  return new DocketError('STORAGE_FAILURE', `PostgreSQL ${sqlState(error) ?? ''}: ${(error as Error).message}`.trim(), {
+  return new DocketError('STORAGE_FAILURE', `PostgreSQL ${sqlState(error) ?? ''}: ${withoutParams(error)}`.trim(), {
     operation,
     cause: error,
     details: { sqlState: sqlState(error) ?? null },

@@ -4,7 +4,8 @@ import { DocketError } from '@docket/core';
 export function storageFailure(error: unknown, operation: string, runId?: string): DocketError {
   if (error instanceof DocketError) return error;
   const code = (error as { code?: string } | null)?.code ?? 'UNKNOWN';
-  const message = error instanceof Error ? error.message : String(error);
+  // drizzle's "Failed query: ... params: ..." lists the statement's parameters: application data, never shown.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\nparams: [\s\S]*$/, '');
   return new DocketError('STORAGE_FAILURE', `SQLite ${code}: ${message}`, {
     operation,
     cause: error,
