@@ -8,8 +8,15 @@ export type PostgresTransaction = PgTransaction<PgQueryResultHKT, any, any>;
 
 /** Something that can be LISTENed on: a node-postgres pool (a dedicated client) or a PGlite instance. */
 export interface Listener {
-  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to a NOTIFY channel; resolves to the unsubscribe function. `onLost` is called once if the listening
+   * connection dies (its backend killed, the server restarted): the subscription is over and must be made again.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onLost?: (error: unknown) => void,
+  ): Promise<() => Promise<void>>;
 }
 
 /** What `postgresStore` needs from a driver: a drizzle database and a way to listen. */

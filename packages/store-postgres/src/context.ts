@@ -22,6 +22,9 @@ export interface QualifiedTables {
 
 /** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
 export class PgContext {
+  /** Why the LISTEN connection is down while it is being reconnected, else `null` (see `subscribe`). */
+  listenLost: string | null = null;
+
   /** Qualified table names as text, and the notification channel. */
   readonly tables: Tables;
   /** The same tables as SQL fragments. */

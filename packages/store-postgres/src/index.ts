@@ -173,17 +173,35 @@ async function connect(options: PostgresStoreOptions): Promise<PostgresConnectio
   return {
     db: drizzle({ client: pool }),
     listener: {
-      async listen(channel, onNotify) {
+      async listen(channel, onNotify, onLost) {
         const listening = await pool.connect();
         const onNotification = (message: { channel: string; payload?: string }) => {
           if (message.channel === channel) onNotify(message.payload ?? '');
         };
+        let lost = false;
+        const onError = (error: unknown) => {
+          if (lost) return;
+          lost = true;
+          listening.off('notification', onNotification);
+          // A broken client is destroyed, not returned to the pool.
+          listening.release(error instanceof Error ? error : new Error(String(error)));
+          onLost?.(error);
+        };
         listening.on('notification', onNotification);
-        await listening.query(`LISTEN "${channel}"`);
+        listening.on('error', onError);
+        try {
+          await listening.query(`LISTEN "${channel}"`);
+        } catch (error) {
+          onError(error);
+          throw error;
+        }
         return async () => {
+          if (lost) return;
+          lost = true;
           await listening.query(`UNLISTEN "${channel}"`).catch(() => undefined);
           // The client goes back to the pool: it must not keep this listener for its next user.
           listening.off('notification', onNotification);
+          listening.off('error', onError);
           listening.release();
         };
       },

@@ -86,6 +86,7 @@ export function createPostgresStore(
       collect,
     }),
     subscribe: (listener) => subscribe(ctx, listener),
+    healthReasons: () => (ctx.listenLost === null ? [] : [ctx.listenLost]),
   };
 }
 
@@ -104,19 +105,54 @@ async function connectOrFail(
   }
 }
 
-/** LISTENs on the store's channel on the open connection's listener; the returned function stops listening. */
+/** The first wait before listening again after the LISTEN connection was lost, and the longest. */
+const RELISTEN_FIRST_MS = 100;
+const RELISTEN_MAX_MS = 5_000;
+
+/**
+ * LISTENs on the store's channel on the open connection's listener; the returned function stops listening. When the
+ * listening connection is lost, it listens again with backoff (0.1 s doubling to 5 s), `ctx.listenLost` says why
+ * meanwhile (for `health()`), and the listener is called once it is back, so that nothing notified in between waits
+ * for a poll.
+ */
 function subscribe(ctx: PgContext, listener: () => void): () => void {
   let stop: (() => Promise<void>) | null = null;
   let cancelled = false;
-  void ctx.connection?.listener
-    ?.listen(ctx.channel, () => listener())
-    .then((unlisten) => {
-      if (cancelled) void unlisten().catch(() => undefined);
-      else stop = unlisten;
-    })
-    .catch(() => undefined);
+  let timer: NodeJS.Timeout | null = null;
+  const attempt = (waitMs: number) => {
+    const listening = ctx.connection?.listener?.listen(
+      ctx.channel,
+      () => listener(),
+      (error) => lost(error, waitMs),
+    );
+    void listening
+      ?.then((unlisten) => {
+        if (cancelled) {
+          void unlisten().catch(() => undefined);
+          return;
+        }
+        stop = unlisten;
+        if (ctx.listenLost !== null) {
+          ctx.listenLost = null;
+          listener();
+        }
+      })
+      .catch((error: unknown) => lost(error, waitMs));
+  };
+  const lost = (error: unknown, waitMs: number) => {
+    if (cancelled || timer !== null) return;
+    stop = null;
+    ctx.listenLost = `LISTEN connection lost (${(error as Error)?.message ?? error}); listening again, polling meanwhile`;
+    timer = setTimeout(() => {
+      timer = null;
+      attempt(Math.min(RELISTEN_MAX_MS, waitMs * 2));
+    }, waitMs);
+    timer.unref?.();
+  };
+  attempt(RELISTEN_FIRST_MS);
   return () => {
     cancelled = true;
+    if (timer !== null) clearTimeout(timer);
     void stop?.().catch(() => undefined);
   };
 }

@@ -119,7 +119,7 @@ function collect(scope: OperatorScope): Promise<Collected> {
 
 /** `health()`: `unavailable` when the queue cannot be used or the store does not answer, `degraded` with reasons. */
 async function health(scope: OperatorScope): Promise<Health> {
-  const reasons = scope.probes();
+  const reasons = [...scope.probes(), ...(scope.engine.store.healthReasons?.() ?? []).map((r) => `store: ${r}`)];
   try {
     scope.assertUsable('operator.health');
   } catch (error) {

@@ -134,6 +134,12 @@ export interface Store<Tx = unknown> {
    * function. Workers keep polling at `pollMs` as the fallback.
    */
   subscribe?(listener: () => void): () => void;
+
+  /**
+   * Optional: what the store knows is wrong while it still answers (a lost LISTEN connection being reconnected, for
+   * example). `health()` reports the queue `degraded` with these reasons.
+   */
+  healthReasons?(): string[];
 }
 
 /** What a store can do, as data. */
