@@ -103,8 +103,11 @@ async function costMeter() {
 
 // --- Docket ---------------------------------------------------------------------------------------------------
 
-/** Starts `n` runs on a fresh `schema` from a producer of its own (awaited in chunks of 500); answers the rate. */
-async function docketEnqueue(n, schema) {
+/**
+ * Starts `n` runs on a fresh `schema` from a producer of its own, `size` at a time through `add(task, queries)`;
+ * answers the rate.
+ */
+async function docketEnqueueWith(n, schema, size, add) {
   await dropSchema(schema);
   const producer = createQueue({
     store: postgresStore({ connectionString: url, schema }),
@@ -112,22 +115,20 @@ async function docketEnqueue(n, schema) {
   });
   const task = producer.define(definition);
   await producer.ready();
-  const enqueue = await enqueueInChunks(n, 500, (chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
+  const enqueue = await enqueueInChunks(n, size, (chunk) => add(task, chunk));
   await producer.close();
   return enqueue;
 }
 
-/** `startMany` of 100 runs per call on a fresh `schema`, one call after another; answers the rate. */
+/** Single starts, 500 awaited together: the group commit's rate. */
+const docketEnqueue = (n, schema) =>
+  docketEnqueueWith(n, schema, 500, (task, chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
+
+/** `startMany` of 100 runs per call, one call after another; answers the rate. */
 async function docketStartMany({ n, schema }) {
-  await dropSchema(schema);
-  const producer = createQueue({
-    store: postgresStore({ connectionString: url, schema }),
-    runtime: { mode: 'producer' },
-  });
-  const task = producer.define(definition);
-  await producer.ready();
-  const enqueue = await enqueueInChunks(n, 100, (chunk) => task.startMany(chunk.map((query) => ({ query }))));
-  await producer.close();
+  const enqueue = await docketEnqueueWith(n, schema, 100, (task, chunk) =>
+    task.startMany(chunk.map((query) => ({ query }))),
+  );
   await dropSchema(schema);
   return { enqueue };
 }

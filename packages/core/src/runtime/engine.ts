@@ -144,7 +144,7 @@ export class Engine {
    * A page's commit failed in the store (not in the application's effect or check): no attempt is consumed. The run
    * keeps its lease, which expires, and is recovered as after a crash; `health()` says why meanwhile.
    */
-  storeFailedAtCommit(_runId: string, error: unknown): void {
+  storeFailedAtCommit(error: unknown): void {
     this.commitFailure = error;
   }
 
