@@ -55,9 +55,19 @@ export {
 export type { ScheduleOptions, ScheduleResult } from './runtime/schedules.js';
 export type { StartOptions } from './runtime/start-many.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
-export type { TelemetryEvent } from './runtime/telemetry.js';
+export { type Logger, type LogLevel, stderrLogger } from './runtime/logger.js';
+export type {
+  PageOutcome,
+  PageSpan,
+  PageSpanInfo,
+  StartSpan,
+  StartSpanInfo,
+  TelemetryEvent,
+  TraceParent,
+  Tracer,
+} from './runtime/telemetry.js';
 export type { DeliverResult } from './runtime/triggers.js';
-export type { Store, StoreCapabilities } from './store/contract.js';
+export type { Store, StoreCapabilities, StoreLog } from './store/contract.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './util/errors.js';
 export type { Json } from './util/json.js';
 export { NonRetryableError, RetryAfterError } from './util/retry-errors.js';

@@ -31,6 +31,6 @@ describe('a telemetry sink that fails', () => {
     expect(unhandled).toEqual([]);
     const lines = written.filter((line) => line.includes('telemetry sink failed')).map((line) => JSON.parse(line));
     expect(lines.length).toBeGreaterThanOrEqual(3);
-    expect(lines[0]).toMatchObject({ level: 'warn', runId, error: 'collector down' });
+    expect(lines[0]).toMatchObject({ level: 40, runId, err: { message: 'collector down' } });
   });
 });

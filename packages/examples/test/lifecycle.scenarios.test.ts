@@ -25,6 +25,8 @@ const root = mkdtempSync(join(tmpdir(), 'docket-lifecycle-'));
 const report: Record<string, unknown>[] = [];
 let local: LocalModel;
 let scenario = '';
+/** Every Docket log line (JSON with `name: "docket"`) the CLI processes of these scenarios wrote on stderr. */
+const docketLogLines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   local = await startLocalModel({ slowMs: 1500 });
@@ -34,6 +36,12 @@ afterEach(() => {
 });
 afterAll(async () => {
   await local.close();
+  // A log line never carries a run's query, state or event payload (`logPayloads` is off in the examples).
+  for (const line of docketLogLines) {
+    expect(Object.keys(line)).not.toEqual(expect.arrayContaining(['query']));
+    expect(Object.keys(line)).not.toEqual(expect.arrayContaining(['state']));
+    expect(Object.keys(line)).not.toEqual(expect.arrayContaining(['payload']));
+  }
   // The package experiment runs this file from the installed tarballs and names a report file of its own.
   const reportDir = fileURLToPath(new URL('../../../.examples-lifecycle-tasks/', import.meta.url));
   const file = process.env.DOCKET_LIFECYCLE_REPORT ?? join(reportDir, '.examples-lifecycle-tasks-live-results.json');
@@ -149,7 +157,28 @@ function cli(
   child.stderr?.on('data', (c) => {
     err += c;
   });
-  return { child, done: new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err }))) };
+  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) =>
+    child.on('exit', (code) => {
+      docketLogLines.push(...docketLines(err));
+      resolve({ code, out, err });
+    }),
+  );
+  return { child, done };
+}
+
+/** The lines of a process's stderr that are Docket's JSON log lines. */
+function docketLines(stderr: string): Record<string, unknown>[] {
+  const lines: Record<string, unknown>[] = [];
+  for (const text of stderr.split('\n')) {
+    if (!text.startsWith('{')) continue;
+    try {
+      const line = JSON.parse(text) as Record<string, unknown>;
+      if (line.name === 'docket') lines.push(line);
+    } catch {
+      // Not a log line.
+    }
+  }
+  return lines;
 }
 
 async function untilRequests(count: number) {

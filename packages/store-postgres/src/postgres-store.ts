@@ -1,4 +1,4 @@
-import { DocketError, type StoreCapabilities } from '@docket/core';
+import { DocketError, type StoreCapabilities, type StoreLog } from '@docket/core';
 import { bindVerbs } from '@docket/core/store';
 import type { PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 import { PgContext } from './context.js';
@@ -85,7 +85,7 @@ export function createPostgresStore(
       runCommand,
       collect,
     }),
-    subscribe: (listener) => subscribe(ctx, listener),
+    subscribe: (listener, log) => subscribe(ctx, listener, log),
     healthReasons: () => (ctx.listenLost === null ? [] : [ctx.listenLost]),
   };
 }
@@ -115,7 +115,7 @@ const RELISTEN_MAX_MS = 5_000;
  * meanwhile (for `health()`), and the listener is called once it is back, so that nothing notified in between waits
  * for a poll.
  */
-function subscribe(ctx: PgContext, listener: () => void): () => void {
+function subscribe(ctx: PgContext, listener: () => void, log?: StoreLog): () => void {
   let stop: (() => Promise<void>) | null = null;
   let cancelled = false;
   let timer: NodeJS.Timeout | null = null;
@@ -134,6 +134,7 @@ function subscribe(ctx: PgContext, listener: () => void): () => void {
         stop = unlisten;
         if (ctx.listenLost !== null) {
           ctx.listenLost = null;
+          log?.info({ store: 'postgres' }, 'LISTEN connection is back');
           listener();
         }
       })
@@ -142,7 +143,11 @@ function subscribe(ctx: PgContext, listener: () => void): () => void {
   const lost = (error: unknown, waitMs: number) => {
     if (cancelled || timer !== null) return;
     stop = null;
-    ctx.listenLost = `LISTEN connection lost (${(error as Error)?.message ?? error}); listening again, polling meanwhile`;
+    const message = (error as Error)?.message ?? String(error);
+    if (ctx.listenLost === null) {
+      log?.warn({ store: 'postgres', err: { message } }, 'LISTEN connection lost; listening again, polling meanwhile');
+    }
+    ctx.listenLost = `LISTEN connection lost (${message}); listening again, polling meanwhile`;
     timer = setTimeout(() => {
       timer = null;
       attempt(Math.min(RELISTEN_MAX_MS, waitMs * 2));

@@ -13,13 +13,16 @@ describe.runIf(DATABASE_URL)('the LISTEN connection of a worker', () => {
   });
   afterAll(() => admin.end());
 
-  it('comes back after its backend is killed: health says degraded meanwhile, and wake-ups work again', async () => {
+  it('comes back after its backend is killed: logged, health says degraded meanwhile, and wake-ups work again', async () => {
     const schema = freshSchema();
     const executed: string[] = [];
+    const logged: { level: string; message: string }[] = [];
+    const at = (level: string) => (_fields: object, message: string) => logged.push({ level, message });
     // A poll a minute apart: a run is only executed at once when a NOTIFY wakes the worker.
     const worker = createQueue({
       store: postgresStore({ connectionString: DATABASE_URL as string, schema }),
       protocol: { pollMs: 60_000 },
+      logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
     });
     worker.define<string>(
       { name: 'woken', version: '1' },
@@ -63,6 +66,10 @@ describe.runIf(DATABASE_URL)('the LISTEN connection of a worker', () => {
       await waitFor(async () => (await worker.operator.health()).status === 'ready', 'health ready again', 5_000);
       await task.start({ query: 'after' });
       await waitFor(() => executed.includes('after'), 'the run started after the reconnect', 5_000);
+      expect(logged.filter((line) => line.message.startsWith('LISTEN'))).toEqual([
+        { level: 'warn', message: 'LISTEN connection lost; listening again, polling meanwhile' },
+        { level: 'info', message: 'LISTEN connection is back' },
+      ]);
     } finally {
       await producer.close();
       await worker.close();

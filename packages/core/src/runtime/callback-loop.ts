@@ -3,6 +3,7 @@ import type { CallbackEventRecord, CallbackKind, RunError } from '../machine/run
 import { deepFreeze } from '../util/json.js';
 import type { Engine } from './engine.js';
 import type { CallbackContext } from './handlers.js';
+import { LoopErrors } from './loop-errors.js';
 import { emitTelemetry } from './telemetry.js';
 import { Waker } from './waker.js';
 
@@ -18,10 +19,12 @@ export class CallbackLoop {
   private loopDone: Promise<void> = Promise.resolve();
   private readonly inflight = new Map<string, { controller: AbortController; token: number; done: Promise<void> }>();
   private readonly waker = new Waker();
-  /** The last storage error the loop met, for `health()`. */
-  lastError: unknown = null;
+  /** The loop's store errors: logged, and the last one shown by `health()`. */
+  readonly errors: LoopErrors;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.errors = new LoopErrors(engine.log, 'callbacks');
+  }
 
   /** Deliveries in flight now. */
   get size(): number {
@@ -94,9 +97,9 @@ export class CallbackLoop {
             if (event.status === 'delivering') this.deliver(event);
             else this.abandoned(event);
           }
-          this.lastError = null;
+          this.errors.ok();
         } catch (error) {
-          this.lastError = error;
+          this.errors.failed(error);
         }
       }
       if (!this.running) break;
@@ -113,10 +116,22 @@ export class CallbackLoop {
     this.report(event, event, event.lastError);
   }
 
-  /** Reports a settled delivery attempt to telemetry. */
+  /** Reports a settled delivery attempt to telemetry, and logs a failed one (a dead letter at `warn`). */
   private report(event: CallbackEventRecord, written: CallbackEventRecord, error: RunError | null): void {
     const { engine } = this;
-    emitTelemetry(engine.options.telemetry.sink, {
+    if (error !== null) {
+      const fields = {
+        runId: event.runId,
+        eventId: event.eventId,
+        kind: event.kind,
+        deliveryAttempt: event.deliveryAttempt,
+        code: error.code,
+        err: { name: error.name, message: error.message },
+      };
+      if (written.status === 'dead_letter') engine.log.warn(fields, 'callback dead-lettered');
+      else engine.log.info(fields, 'callback delivery failed; retrying');
+    }
+    emitTelemetry(engine.log, engine.options.telemetry.sink, {
       type: 'delivery',
       namespace: engine.namespace,
       runId: event.runId,
@@ -183,7 +198,7 @@ export class CallbackLoop {
         if (written?.status === 'retrying')
           setTimeout(() => this.wake(), Math.max(0, written.dueAt - engine.now())).unref?.();
       } catch (error) {
-        this.lastError = error;
+        this.errors.failed(error, { runId: event.runId, eventId: event.eventId });
       }
     })().finally(() => {
       this.inflight.delete(event.eventId);

@@ -3,7 +3,8 @@ import type { CallbackPolicy, RetryPolicy } from '../machine/run-types.js';
 import type { Store } from '../store/contract.js';
 import { DocketError } from '../util/errors.js';
 import { formatIssues, nameSchema, strictObject } from '../util/validation.js';
-import type { TelemetryEvent } from './telemetry.js';
+import { guardLogger, isLogger, type Logger, SILENT_LOGGER, stderrLogger } from './logger.js';
+import type { TelemetryEvent, Tracer } from './telemetry.js';
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
@@ -84,9 +85,25 @@ const optionsSchema = strictObject({
   clock: v.optional(v.custom<Clock>((input) => typeof (input as Clock)?.now === 'function', 'clock needs now()')),
   telemetry: v.optional(
     strictObject({
-      sink: v.custom<(event: TelemetryEvent) => void>((input) => typeof input === 'function', 'sink is a function'),
+      sink: v.optional(
+        v.custom<(event: TelemetryEvent) => void>((input) => typeof input === 'function', 'sink is a function'),
+      ),
+      tracer: v.optional(
+        v.custom<Tracer>(
+          (input) =>
+            typeof (input as Tracer)?.startSpan === 'function' && typeof (input as Tracer)?.pageSpan === 'function',
+          'tracer needs startSpan() and pageSpan()',
+        ),
+      ),
     }),
   ),
+  logger: v.optional(
+    v.custom<Logger | false>(
+      (input) => input === false || isLogger(input),
+      'logger is false or an object with debug, info, warn and error methods',
+    ),
+  ),
+  logPayloads: v.optional(v.boolean()),
 });
 
 /** A source of the current time in epoch milliseconds; tests pass a fake one. */
@@ -115,7 +132,11 @@ export interface ResolvedQueueOptions {
   /** `collectEveryMs`: how often a consumer queue applies retention by itself (0: never; default one hour). */
   retention: { runsMs: number; deadLettersMs: number; collectEveryMs: number };
   clock: Clock;
-  telemetry: { sink: ((event: TelemetryEvent) => void) | null };
+  telemetry: { sink: ((event: TelemetryEvent) => void) | null; tracer: Tracer | null };
+  /** Where the runtime logs (guarded: a throwing logger loses its line, nothing else). */
+  logger: Logger;
+  /** True when log lines may carry a run's query, state or event payload. */
+  logPayloads: boolean;
 }
 
 const DAY = 86_400_000;
@@ -210,6 +231,8 @@ export function resolveQueueOptions(input: unknown): ResolvedQueueOptions {
       collectEveryMs: o.retention?.collectEveryMs ?? 3_600_000,
     },
     clock: o.clock ?? { now: () => Date.now() },
-    telemetry: { sink: o.telemetry?.sink ?? null },
+    telemetry: { sink: o.telemetry?.sink ?? null, tracer: o.telemetry?.tracer ?? null },
+    logger: o.logger === false ? SILENT_LOGGER : guardLogger(o.logger ?? stderrLogger()),
+    logPayloads: o.logPayloads ?? false,
   };
 }

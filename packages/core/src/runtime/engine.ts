@@ -6,6 +6,7 @@ import { KeyTable } from '../util/key-table.js';
 import type { ResolvedQueueOptions } from './config.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { TaskHandlers } from './handlers.js';
+import { errorFields, type Logger } from './logger.js';
 import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
 import { Waker } from './waker.js';
 
@@ -53,8 +54,12 @@ export class Engine {
   /** The actor name this process writes into history for its workers (`worker:<workerId>`), made once. */
   readonly workerActor: string;
 
+  /** Where the runtime logs (`createQueue({ logger })`). */
+  readonly log: Logger;
+
   constructor(readonly options: ResolvedQueueOptions) {
     this.workerActor = `worker:${options.runtime.workerId}`;
+    this.log = options.logger;
   }
 
   get store(): Store {
@@ -134,7 +139,7 @@ export class Engine {
     this.starting.delete(runId);
     this.written(write);
     if (held === undefined) return;
-    for (const event of held) emitTelemetry(this.options.telemetry.sink, event);
+    for (const event of held) emitTelemetry(this.log, this.options.telemetry.sink, event);
   }
 
   /** The latest store failure that ended a page's commit, until a later write goes through (shown by `health()`). */
@@ -144,8 +149,10 @@ export class Engine {
    * A page's commit failed in the store (not in the application's effect or check): no attempt is consumed. The run
    * keeps its lease, which expires, and is recovered as after a crash; `health()` says why meanwhile.
    */
-  storeFailedAtCommit(error: unknown): void {
+  storeFailedAtCommit(runId: string, error: unknown): void {
     this.commitFailure = error;
+    const err = errorFields(error);
+    this.log.error({ loop: 'commits', runId, code: err.code, err }, 'page commit failed in the store; the lease will recover the run');
   }
 
   /** Reports every history entry of a write to telemetry. */
@@ -165,13 +172,34 @@ export class Engine {
           revision: entry.seq,
           entry,
         };
-        if (held === undefined) emitTelemetry(sink, event);
+        if (held === undefined) emitTelemetry(this.log, sink, event);
         else held.push(event);
       }
     }
+    if (write.run.status === 'failed') this.logFailed(write);
     if (write.events.length > 0) this.eventsWritten();
     if (write.run.status === 'retrying' && write.run.dueAt !== null) this.wakeAtTime(write.run.dueAt);
     if (write.run.status === 'pending') this.wake();
+  }
+
+  /** Logs a run that ended `failed` (at `warn`), with its query and state only under `logPayloads`. */
+  private logFailed(write: RunWrite): void {
+    const { run } = write;
+    const entry = write.history[write.history.length - 1];
+    if (entry?.to !== 'failed') return;
+    const payload = this.options.logPayloads ? { query: run.query, state: run.state } : {};
+    this.log.warn(
+      {
+        runId: run.runId,
+        task: run.taskName,
+        version: run.taskVersion,
+        reason: entry.reason,
+        code: run.error?.code,
+        err: run.error === null ? undefined : { name: run.error.name, message: run.error.message },
+        ...payload,
+      },
+      'run failed',
+    );
   }
 
   /** Aborts a page of this run in flight in this process, if any. */

@@ -67,10 +67,16 @@ export class QueueLifecycle {
   /** What `health()` reports of the loops: their last errors. */
   probes(): string[] {
     const reasons: string[] = [];
-    if (this.workers?.lastError) reasons.push(`workers: ${(this.workers.lastError as Error).message}`);
-    if (this.callbacks?.lastError) reasons.push(`callbacks: ${(this.callbacks.lastError as Error).message}`);
-    if (this.retention?.lastError) reasons.push(`retention: ${(this.retention.lastError as Error).message}`);
-    if (this.schedules?.lastError) reasons.push(`schedules: ${(this.schedules.lastError as Error).message}`);
+    const loops = [
+      ['workers', this.workers],
+      ['callbacks', this.callbacks],
+      ['retention', this.retention],
+      ['schedules', this.schedules],
+    ] as const;
+    for (const [name, loop] of loops) {
+      const last = loop?.errors.last;
+      if (last !== null && last !== undefined) reasons.push(`${name}: ${(last as Error).message}`);
+    }
     const commitFailure = this.engine.commitFailure;
     if (commitFailure !== null) reasons.push(`commits: ${(commitFailure as Error).message}`);
     const straggling = this.engine.straggling;
@@ -163,12 +169,16 @@ export class QueueLifecycle {
     this.state = 'closed';
     // Handlers that ignored their stop are still running: the close report counts them.
     const remainingExecutions = Math.max(executions.remaining, this.engine.straggling);
-    return {
+    const report: CloseResult = {
       status: 'closed',
       timedOut: executions.timedOut || remainingCallbacks > 0,
       remainingExecutions,
       remainingCallbacks,
     };
+    const { status: _, ...fields } = report;
+    if (report.timedOut) this.engine.log.warn(fields, 'queue closed after closeGraceMs: pages or callbacks were stopped');
+    else this.engine.log.info(fields, 'queue closed');
+    return report;
   }
 
   /** Stops claiming, waits up to `closeGraceMs` for pages in flight, then aborts and releases the rest. */

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import { LoopErrors } from './loop-errors.js';
 
 /** What one collection deleted. */
 export interface Collected {
@@ -36,10 +37,12 @@ export async function collectExpired(engine: Engine): Promise<Collected> {
 export class RetentionTimer {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
-  /** The last collection's error, or `null` once one succeeds. */
-  lastError: unknown = null;
+  /** The turns' errors: logged, and the last one shown by `health()` until a turn succeeds. */
+  readonly errors: LoopErrors;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.errors = new LoopErrors(engine.log, 'retention');
+  }
 
   /** Starts collecting: first after `firstMs`, then every `collectEveryMs`; nothing when that is 0. */
   start(firstMs = 1_000): void {
@@ -51,12 +54,8 @@ export class RetentionTimer {
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
       this.running = collectExpired(this.engine).then(
-        () => {
-          this.lastError = null;
-        },
-        (error: unknown) => {
-          this.lastError = error;
-        },
+        () => this.errors.ok(),
+        (error: unknown) => this.errors.failed(error),
       );
       void this.running.then(() => {
         if (this.timer !== null) this.schedule(this.engine.options.retention.collectEveryMs);

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import { LoopErrors } from './loop-errors.js';
 import { fireSchedule } from './schedules.js';
 
 /** How many due schedules one turn fires at most; the rest are due at the next turn. */
@@ -12,10 +13,12 @@ const PER_TURN = 50;
 export class ScheduleLoop {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
-  /** The last turn's error, or `null` once one succeeds. */
-  lastError: unknown = null;
+  /** The turns' errors: logged, and the last one shown by `health()` until a turn succeeds. */
+  readonly errors: LoopErrors;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.errors = new LoopErrors(engine.log, 'schedules');
+  }
 
   /** Starts firing: a first turn at once, then one every `pollMs`. */
   start(): void {
@@ -25,12 +28,8 @@ export class ScheduleLoop {
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
       this.running = this.turn().then(
-        () => {
-          this.lastError = null;
-        },
-        (error: unknown) => {
-          this.lastError = error;
-        },
+        () => this.errors.ok(),
+        (error: unknown) => this.errors.failed(error),
       );
       void this.running.then(() => {
         if (this.timer !== null) this.schedule(this.engine.options.protocol.pollMs);

@@ -40,7 +40,7 @@ const STORE_FAILURES = new Set(['STORAGE_FAILURE', 'CONNECTION_UNAVAILABLE', 'OU
  */
 export async function commitFailed(engine: Engine, runId: string, token: number, error: unknown): Promise<void> {
   if (isDocketError(error) && STORE_FAILURES.has(error.code)) {
-    engine.storeFailedAtCommit(error);
+    engine.storeFailedAtCommit(runId, error);
     return;
   }
   if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {

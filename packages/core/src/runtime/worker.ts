@@ -4,6 +4,7 @@ import { writeOf } from '../machine/run-write.js';
 import { transition } from '../machine/state-machine.js';
 import type { RunWrite, TaskKey } from '../store/contract.js';
 import type { Engine } from './engine.js';
+import { LoopErrors } from './loop-errors.js';
 import { executePage } from './page-execute.js';
 
 /** The worker loop of one queue: claims due runs into free slots, executes them, and sweeps expired leases. */
@@ -14,10 +15,12 @@ export class WorkerLoop {
   private active = 0;
   private idle: (() => void)[] = [];
   private lastRecovery = Number.NEGATIVE_INFINITY;
-  /** The last storage error the loop met, for `health()`. */
-  lastError: unknown = null;
+  /** The loop's errors: logged, and the last one shown by `health()`. */
+  readonly errors: LoopErrors;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.errors = new LoopErrors(engine.log, 'worker');
+  }
 
   /** Task identities this process can execute. */
   private taskKeys(): TaskKey[] {
@@ -33,7 +36,7 @@ export class WorkerLoop {
   /** Starts claiming, and listens to the store's change signal when it has one. */
   start(): void {
     this.running = true;
-    this.unsubscribe = this.engine.store.subscribe?.(() => this.engine.wake()) ?? null;
+    this.unsubscribe = this.engine.store.subscribe?.(() => this.engine.wake(), this.engine.log) ?? null;
     this.loopDone = this.loop();
   }
 
@@ -96,7 +99,13 @@ export class WorkerLoop {
               return writeOf(decision);
             },
           });
-          for (const run of recovered) engine.written({ run, history: [], events: [] });
+          for (const run of recovered) {
+            engine.log.warn(
+              { runId: run.runId, task: run.taskName, status: run.status, reason: run.reason },
+              'lease expired: run recovered',
+            );
+            engine.written({ run, history: [], events: [] });
+          }
         }
         const free = engine.options.runtime.concurrency - engine.inflight.size - engine.straggling;
         if (free > 0 && tasks.length > 0 && this.running) {
@@ -137,7 +146,7 @@ export class WorkerLoop {
           // Set before the sleep below, with no await between: a page that settles from here on wakes the loop.
           engine.waitingForSlot = full;
         }
-        this.lastError = null;
+        this.errors.ok();
       } catch (error) {
         this.noteError(error);
       }
@@ -160,6 +169,6 @@ export class WorkerLoop {
   }
 
   private noteError(error: unknown): void {
-    this.lastError = error;
+    this.errors.failed(error);
   }
 }

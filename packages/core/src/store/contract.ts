@@ -131,15 +131,22 @@ export interface Store<Tx = unknown> {
   /**
    * Optional: calls `listener` soon after another connection or process commits a change, so idle workers wake
    * without waiting a whole poll (SQLite: `PRAGMA data_version`; PostgreSQL: LISTEN/NOTIFY). Returns an unsubscribe
-   * function. Workers keep polling at `pollMs` as the fallback.
+   * function. Workers keep polling at `pollMs` as the fallback. `log` is the queue's logger: a store logs there what
+   * happens to its signal (a lost listening connection at `warn`, its return at `info`).
    */
-  subscribe?(listener: () => void): () => void;
+  subscribe?(listener: () => void, log?: StoreLog): () => void;
 
   /**
    * Optional: what the store knows is wrong while it still answers (a lost LISTEN connection being reconnected, for
    * example). `health()` reports the queue `degraded` with these reasons.
    */
   healthReasons?(): string[];
+}
+
+/** The logger a queue gives its store (`Logger`'s `info` and `warn`). */
+export interface StoreLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 /** What a store can do, as data. */
