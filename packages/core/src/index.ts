@@ -33,6 +33,7 @@ export type {
   TriggerEvent,
   ValidateEventContext,
 } from './runtime/handlers.js';
+export { type Logger, type LogLevel, stderrLogger } from './runtime/logger.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/model.js';
 export type {
   DeadLetter,
@@ -44,6 +45,7 @@ export type {
   RunListItem,
 } from './runtime/operator.js';
 export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator-schedules.js';
+export type { Stats, StatusCounts } from './runtime/operator-stats.js';
 export {
   type CloseResult,
   type CreateQueueOptions,
@@ -55,7 +57,6 @@ export {
 export type { ScheduleOptions, ScheduleResult } from './runtime/schedules.js';
 export type { StartOptions } from './runtime/start-many.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
-export { type Logger, type LogLevel, stderrLogger } from './runtime/logger.js';
 export type {
   PageOutcome,
   PageSpan,

@@ -61,10 +61,7 @@ describe('the logger', () => {
   it('logs a failing worker loop at error with its code, and its recovery at info', async () => {
     const log = capture();
     const store = failing(memoryStore(), 'claimDue', 3);
-    const { task } = await queueOf(
-      { store, logger: log, protocol: { pollMs: 10 } },
-      { execute: (ctx) => ctx.end() },
-    );
+    const { task } = await queueOf({ store, logger: log, protocol: { pollMs: 10 } }, { execute: (ctx) => ctx.end() });
     const { runId } = await task.start({ query: null });
     await waitForStatus(task, runId, 'success');
     const failed = log.lines.find((line) => line.message === 'worker loop failed');

@@ -18,6 +18,7 @@ export interface QualifiedTables {
   definitions: SQL;
   commands: SQL;
   schedules: SQL;
+  runCounts: SQL;
 }
 
 /** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
@@ -58,6 +59,7 @@ export class PgContext {
       definitions: sql.raw(name('docket_definitions')),
       commands: sql.raw(name('docket_commands')),
       schedules: sql.raw(name('docket_schedules')),
+      runCounts: sql.raw(name('docket_run_counts')),
     };
   }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 
 // Tables are declared without a schema: the migrations run with `search_path` set to the store's `schema` option,
 // so one database can hold several Docket installations. Times are epoch milliseconds in double precision (exact
@@ -54,6 +54,8 @@ export const docketRuns = pgTable(
     updatedAt: doublePrecision('updated_at').notNull(),
     priority: integer('priority').notNull().default(0),
     retries: integer('retries').notNull().default(0),
+    /** The W3C `traceparent` of the start that made the run, when a tracer gave one (migration 0006; never changes). */
+    traceParent: text('trace_parent'),
   },
   (t) => [
     index('docket_runs_claim_priority')
@@ -173,6 +175,24 @@ export const docketSchedules = pgTable(
     primaryKey({ columns: [t.namespace, t.scheduleId] }),
     index('docket_schedules_due').on(t.namespace, t.taskName, t.taskVersion, t.nextAt).where(sql`${t.enabled} = 1`),
   ],
+);
+
+/**
+ * Runs counted by namespace, task and status, for `operator.stats()`: kept by statement triggers on `docket_runs`
+ * (migration 0006) in the transaction of each write. Each backend adds to its own `shard` (its process id modulo 16),
+ * so concurrent workers do not wait on one counter row; a count is the sum over the shards.
+ */
+export const docketRunCounts = pgTable(
+  'docket_run_counts',
+  {
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    status: text('status').notNull(),
+    shard: integer('shard').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.taskVersion, t.status, t.shard] })],
 );
 
 /**

@@ -63,9 +63,9 @@ describe('migrations', () => {
     await store.open();
     await store.close();
     expect(await columnOrder(schema)).toEqual(columnsOf(docketRuns).map((c) => c.name));
-    // Then only the two columns migration 0004 appended, which a claim or settle never changes: an unchanged
+    // Then only the columns migrations 0004 and 0006 appended, which a claim or settle never changes: an unchanged
     // suffix is left out of the WAL record as an unchanged prefix is.
-    expect((await columnOrder(schema)).slice(-12)).toEqual([
+    expect((await columnOrder(schema)).slice(-13)).toEqual([
       'status',
       'reason',
       'revision',
@@ -78,6 +78,7 @@ describe('migrations', () => {
       'updated_at',
       'priority',
       'retries',
+      'trace_parent',
     ]);
     expect(await fillfactor(schema)).toEqual(['fillfactor=50']);
   });

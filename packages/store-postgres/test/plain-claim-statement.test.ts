@@ -261,6 +261,7 @@ describe('the one-statement plain claim', () => {
               'deadline_at',
               'model_call_limit',
               'priority',
+              'trace_parent',
               'docket_row',
               'docket_plain',
               'docket_claimed',

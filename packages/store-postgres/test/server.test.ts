@@ -75,6 +75,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
       'docket_definitions',
       'docket_events',
       'docket_history',
+      'docket_run_counts',
       'docket_runs',
       'docket_schedules',
       'docket_settings',

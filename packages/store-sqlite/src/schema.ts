@@ -47,6 +47,8 @@ export const docketRuns = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     priority: integer('priority').notNull().default(0),
     retries: integer('retries').notNull().default(0),
+    /** The W3C `traceparent` of the start that made the run, when a tracer gave one (`telemetry.tracer`). */
+    traceParent: text('trace_parent'),
   },
   (t) => [
     index('docket_runs_claim_priority')
@@ -162,4 +164,21 @@ export const docketSchedules = sqliteTable(
     primaryKey({ columns: [t.namespace, t.scheduleId] }),
     index('docket_schedules_due').on(t.namespace, t.taskName, t.taskVersion, t.nextAt).where(sql`${t.enabled} = 1`),
   ],
+);
+
+/**
+ * Runs counted by namespace, task and status, for `operator.stats()`: kept by triggers on `docket_runs` (insert,
+ * status change, delete) in the transaction of the write, so a count costs a read of this small table whatever the
+ * number of finished runs. The triggers are in migration 0003 (drizzle-kit cannot declare them).
+ */
+export const docketRunCounts = sqliteTable(
+  'docket_run_counts',
+  {
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    status: text('status').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.taskVersion, t.status] })],
 );

@@ -72,6 +72,7 @@ describe('sqliteStore', () => {
       'docket_definitions',
       'docket_events',
       'docket_history',
+      'docket_run_counts',
       'docket_runs',
       'docket_schedules',
     ]);

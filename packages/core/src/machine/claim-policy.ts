@@ -91,7 +91,8 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
     next.triggerEvent !== current.triggerEvent ||
     next.createdAt !== current.createdAt ||
     next.priority !== current.priority ||
-    next.retries !== current.retries
+    next.retries !== current.retries ||
+    next.traceParent !== current.traceParent
   ) {
     return false;
   }

@@ -29,6 +29,8 @@ export interface NewRun {
   createdAt: number;
   /** -1000..1000; 0 when not given. */
   priority?: number;
+  /** The W3C `traceparent` of the start's span, when a tracer gave one. */
+  traceParent?: string | null;
 }
 
 /**
@@ -71,6 +73,7 @@ export function newRun(input: NewRun): RunRecord {
     updatedAt: input.createdAt,
     priority: input.priority ?? 0,
     retries: 0,
+    traceParent: input.traceParent ?? null,
   };
 }
 

@@ -152,6 +152,8 @@ export interface RunRecord {
   priority: number;
   /** How often an operator retried this run after it failed (`OPERATOR_RETRY`). */
   retries: number;
+  /** The W3C `traceparent` of the start that made this run, when a tracer gave one; it never changes. */
+  traceParent: string | null;
 }
 
 /**
@@ -194,6 +196,7 @@ export function copyRun(run: RunRecord): RunRecord {
     updatedAt: run.updatedAt,
     priority: run.priority,
     retries: run.retries,
+    traceParent: run.traceParent,
   };
 }
 

@@ -152,7 +152,10 @@ export class Engine {
   storeFailedAtCommit(runId: string, error: unknown): void {
     this.commitFailure = error;
     const err = errorFields(error);
-    this.log.error({ loop: 'commits', runId, code: err.code, err }, 'page commit failed in the store; the lease will recover the run');
+    this.log.error(
+      { loop: 'commits', runId, code: err.code, err },
+      'page commit failed in the store; the lease will recover the run',
+    );
   }
 
   /** Reports every history entry of a write to telemetry. */

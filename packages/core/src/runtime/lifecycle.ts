@@ -176,7 +176,8 @@ export class QueueLifecycle {
       remainingCallbacks,
     };
     const { status: _, ...fields } = report;
-    if (report.timedOut) this.engine.log.warn(fields, 'queue closed after closeGraceMs: pages or callbacks were stopped');
+    if (report.timedOut)
+      this.engine.log.warn(fields, 'queue closed after closeGraceMs: pages or callbacks were stopped');
     else this.engine.log.info(fields, 'queue closed');
     return report;
   }

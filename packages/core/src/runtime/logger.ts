@@ -23,7 +23,13 @@ export function stderrLogger(minimum: LogLevel = 'warn'): Logger {
     return (fields: object, message: string) => {
       let line: string;
       try {
-        line = JSON.stringify({ level: LEVEL_NUMBERS[level], time: Date.now(), name: 'docket', ...fields, msg: message });
+        line = JSON.stringify({
+          level: LEVEL_NUMBERS[level],
+          time: Date.now(),
+          name: 'docket',
+          ...fields,
+          msg: message,
+        });
       } catch {
         line = JSON.stringify({ level: LEVEL_NUMBERS[level], time: Date.now(), name: 'docket', msg: message });
       }

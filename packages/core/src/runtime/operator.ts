@@ -4,6 +4,7 @@ import { operatorDeadLetters } from './operator-dead-letters.js';
 import type { OperatorScope } from './operator-input.js';
 import { operatorRuns } from './operator-runs.js';
 import { type OperatorSchedules, operatorSchedules } from './operator-schedules.js';
+import { operatorStats, type Stats } from './operator-stats.js';
 import { type Collected, collectExpired } from './retention.js';
 
 /** A run as `runs.list` shows it: its `RunInfo`, with `query` and `state` only when the listing asked for them. */
@@ -85,6 +86,11 @@ export interface Operator {
   };
   /** Says whether the queue and its store are `ready`, `degraded` or `unavailable`, and why. */
   health(): Promise<Health>;
+  /**
+   * Counts runs by status and by task (every status a key), dead letters, and the age of the oldest due run, from
+   * counters and indexes: as cheap with millions of finished runs as with none.
+   */
+  stats(options?: { taskName?: string }): Promise<Stats>;
 }
 
 /** An operator command on one run. */
@@ -108,6 +114,7 @@ export function createOperator(
     schedules: operatorSchedules(scope),
     maintenance: { collect: () => collect(scope) },
     health: () => health(scope),
+    stats: (options) => operatorStats(scope, options),
   };
 }
 

@@ -11,6 +11,7 @@ export type StoreVerbName =
   | 'getRun'
   | 'getHistory'
   | 'callbackCounts'
+  | 'runStats'
   | 'transact'
   | 'claimDue'
   | 'recoverExpired'

@@ -67,6 +67,12 @@ export interface Store<Tx = unknown> {
   callbackCounts(namespace: string, runId: string): Promise<CallbackCounts>;
 
   /**
+   * Counts a namespace's runs by task and status, its dead letters, and the earliest due time among claimable runs
+   * due at or before `now`: from counters and indexes, so the cost does not grow with the number of finished runs.
+   */
+  runStats(request: RunStatsRequest): Promise<RunStatsAnswer>;
+
+  /**
    * Runs `plan` inside one transaction with the run's current row and writes what it returns. If `plan` throws, the
    * transaction (including whatever the plan wrote through `tx`) rolls back and the error is rethrown. The store
    * checks `write.run.revision === current.revision + write.history.length` before writing.
@@ -141,6 +147,21 @@ export interface Store<Tx = unknown> {
    * example). `health()` reports the queue `degraded` with these reasons.
    */
   healthReasons?(): string[];
+}
+
+/** What `Store.runStats` counts: one namespace, one task name or all of them. */
+export interface RunStatsRequest {
+  namespace: string;
+  taskName: string | null;
+  now: number;
+}
+
+/** `Store.runStats`'s answer: run counts (only non-zero ones), dead letters and the earliest due time. */
+export interface RunStatsAnswer {
+  counts: { taskName: string; taskVersion: string; status: RunStatus; count: number }[];
+  deadLetters: number;
+  /** The earliest `dueAt` (epoch ms) of a run claimable at `now`, or `null` when none is due. */
+  oldestDueAt: number | null;
 }
 
 /** The logger a queue gives its store (`Logger`'s `info` and `warn`). */

@@ -53,6 +53,8 @@ export {
   type ListRunsRequest,
   type ListSchedulesRequest,
   type PlanResult,
+  type RunStatsAnswer,
+  type RunStatsRequest,
   type SchedulePlan,
   type ScheduleWrite,
   type SelectRequest,

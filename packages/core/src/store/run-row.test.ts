@@ -24,6 +24,7 @@ const patch = fc.record(
     updatedAt: fc.nat(),
     priority: fc.integer({ min: -1000, max: 1000 }),
     retries: fc.nat(),
+    traceParent: fc.oneof(fc.constant(null), fc.string()),
   },
   { requiredKeys: [] },
 );
@@ -79,6 +80,7 @@ describe('runChanges', () => {
       updatedAt: before.updatedAt + 1,
       priority: before.priority + 1,
       retries: before.retries + 1,
+      traceParent: `${before.traceParent}-other`,
     };
     expect(Object.keys(runChanges(before, after)).sort()).toEqual([...RUN_COLUMNS].sort());
     expect(runChanges(before, before)).toEqual({});

@@ -39,6 +39,7 @@ export interface RunRow {
   updated_at: number;
   priority: number;
   retries: number;
+  trace_parent: string | null;
 }
 
 /** The lease stored in a row's three lease columns, or `null`. */
@@ -103,6 +104,7 @@ export function runParams(run: RunRecord): RunRow {
     updated_at: run.updatedAt,
     priority: run.priority,
     retries: run.retries,
+    trace_parent: run.traceParent,
   };
 }
 
@@ -151,6 +153,7 @@ const RUN_FIELDS: readonly RunField[] = [
   ['updated_at', (r) => r.updatedAt, null],
   ['priority', (r) => r.priority, null],
   ['retries', (r) => r.retries, null],
+  ['trace_parent', (r) => r.traceParent, null],
 ];
 
 /**
@@ -206,6 +209,7 @@ export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
   if (a.updatedAt !== b.updatedAt) c.updated_at = a.updatedAt;
   if (a.priority !== b.priority) c.priority = a.priority;
   if (a.retries !== b.retries) c.retries = a.retries;
+  if (a.traceParent !== b.traceParent) c.trace_parent = a.traceParent;
   return c;
 }
 
@@ -279,6 +283,7 @@ export function rowToRun(row: RunRow): RunRecord {
     updatedAt: row.updated_at,
     priority: row.priority,
     retries: row.retries,
+    traceParent: row.trace_parent ?? null,
   };
 }
 
@@ -320,4 +325,5 @@ export const RUN_COLUMNS = [
   'updated_at',
   'priority',
   'retries',
+  'trace_parent',
 ] as const;

@@ -96,7 +96,10 @@ export async function waitForStatus<Q, S>(
 /** Options for `openQueue`: anything `createQueue` takes except the store. */
 export type TestQueueOptions = Omit<Parameters<typeof createQueue>[0], 'store'>;
 
-/** Creates a queue on `store` with fast test defaults (pollMs 10), defines one task, and waits for `ready()`. */
+/**
+ * Creates a queue on `store` with fast test defaults (pollMs 10; no logger unless one is given: the runs that fail on
+ * purpose would fill the test output), defines one task, and waits for `ready()`.
+ */
 export async function openQueue<Tx, Q = Json, S = Json>(
   store: Store<Tx>,
   definition: TaskDefinition,
@@ -104,6 +107,7 @@ export async function openQueue<Tx, Q = Json, S = Json>(
   options: TestQueueOptions = {},
 ): Promise<{ queue: Queue<Tx>; task: BatchTask<Q, S> }> {
   const queue = createQueue<Tx>({
+    logger: false,
     ...options,
     store,
     protocol: { pollMs: 10, ...options.protocol },

@@ -16,6 +16,7 @@ import { retriesSuite } from './retries.js';
 import { rollbackSuite } from './rollback.js';
 import { schedulesSuite } from './schedules.js';
 import { shutdownSuite } from './shutdown.js';
+import { statsSuite } from './stats.js';
 import { taskRunSuite } from './task-run.js';
 import { transitionsSuite } from './transitions.js';
 import { triggersSuite } from './triggers.js';
@@ -61,7 +62,8 @@ export type ConformanceArea =
   | 'retention'
   | 'retries'
   | 'bulkStarts'
-  | 'schedules';
+  | 'schedules'
+  | 'stats';
 
 const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
   idempotency: idempotencySuite,
@@ -83,6 +85,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   retries: retriesSuite,
   bulkStarts: bulkStartsSuite,
   schedules: schedulesSuite,
+  stats: statsSuite,
 };
 
 /** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */

@@ -41,6 +41,7 @@ export interface PlainClaimRow {
   deadline_at: number | null;
   model_call_limit: number | null;
   priority: number;
+  trace_parent: string | null;
   /** Only when the request names several tasks. */
   task_name?: string;
   task_version?: string;
@@ -208,7 +209,7 @@ function answerColumns(tasks: number, first: number): string {
     ...SHARED.map((column, i) => `c."${column}" = $${first + i}::text`),
   ].join(' AND ');
   const task = tasks === 1 ? '' : 'c.task_name, c.task_version, ';
-  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, ${task}
+  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, c.trace_parent, ${task}
         CASE WHEN ${fresh} THEN NULL ELSE row_to_json(c)::text END AS docket_row`;
 }
 
@@ -236,6 +237,7 @@ function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValu
     recovery: shared.recovery as RunRecord['recovery'],
     createdAt: row.created_at,
     priority: row.priority,
+    traceParent: row.trace_parent,
   });
 }
 

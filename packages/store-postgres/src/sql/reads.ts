@@ -1,10 +1,12 @@
-import type { CallbackCounts, HistoryEntry } from '@docket/core';
+import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
   countCallbacks,
   type HistoryRow,
   type ListRunsRequest,
   type RunRecord,
   type RunRow,
+  type RunStatsAnswer,
+  type RunStatsRequest,
   rowToHistory,
   rowToRun,
 } from '@docket/core/store';
@@ -38,6 +40,43 @@ export async function callbackCounts(ctx: PgContext, namespace: string, runId: s
     sql`SELECT status, count(*) AS n FROM ${ctx.q.events} WHERE run_id = ${runId} AND namespace = ${namespace} GROUP BY status`,
   );
   return countCallbacks(found);
+}
+
+/**
+ * `Store.runStats`: the counts the triggers keep (summed over their shards), the dead letters and the earliest due
+ * claimable run, in one round trip.
+ */
+export async function runStats(ctx: PgContext, request: RunStatsRequest): Promise<RunStatsAnswer> {
+  const { namespace, taskName, now } = request;
+  const task = (column: string) => (taskName === null ? sql`` : sql` AND ${sql.raw(column)} = ${taskName}`);
+  const found = await rowsOf<{
+    task_name: string | null;
+    task_version: string | null;
+    status: string | null;
+    n: string;
+  }>(
+    ctx.live(),
+    sql`SELECT task_name, task_version, status, sum(n)::text AS n FROM ${ctx.q.runCounts}
+          WHERE namespace = ${namespace}${task('task_name')} GROUP BY 1, 2, 3 HAVING sum(n) > 0
+        UNION ALL SELECT NULL, NULL, 'dead_letter', count(*)::text FROM ${ctx.q.events}
+          WHERE namespace = ${namespace} AND status = 'dead_letter'${task('task_name')}
+        UNION ALL SELECT NULL, NULL, NULL, min(claim_due_at)::text FROM ${ctx.q.runs}
+          WHERE namespace = ${namespace}${task('task_name')} AND claim_due_at IS NOT NULL AND claim_due_at <= ${now}::double precision`,
+  );
+  const answer: RunStatsAnswer = { counts: [], deadLetters: 0, oldestDueAt: null };
+  for (const row of found) {
+    if (row.status === null) answer.oldestDueAt = row.n === null ? null : Number(row.n);
+    else if (row.task_name === null) answer.deadLetters = Number(row.n);
+    else {
+      answer.counts.push({
+        taskName: row.task_name,
+        taskVersion: row.task_version as string,
+        status: row.status as RunStatus,
+        count: Number(row.n),
+      });
+    }
+  }
+  return answer;
 }
 
 /** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */

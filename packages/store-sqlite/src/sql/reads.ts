@@ -1,5 +1,13 @@
-import type { CallbackCounts, HistoryEntry } from '@docket/core';
-import { countCallbacks, type ListRunsRequest, type RunRecord, rowToHistory, rowToRun } from '@docket/core/store';
+import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
+import {
+  countCallbacks,
+  type ListRunsRequest,
+  type RunRecord,
+  type RunStatsAnswer,
+  type RunStatsRequest,
+  rowToHistory,
+  rowToRun,
+} from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 
 /** `Store.getRun`. */
@@ -26,6 +34,23 @@ export function getHistory(ctx: SqliteContext, namespace: string, runId: string)
 /** `Store.callbackCounts`: a run's callback events, counted as `RunInfo.callbacks` shows them. */
 export function callbackCounts(ctx: SqliteContext, namespace: string, runId: string): Promise<CallbackCounts> {
   return ctx.read('store.callbackCounts', ({ s }) => countCallbacks(s.countEvents.all(runId, namespace)), runId);
+}
+
+/** `Store.runStats`: the counts the triggers keep, dead letters and the earliest due run, from indexes. */
+export function runStats(ctx: SqliteContext, request: RunStatsRequest): Promise<RunStatsAnswer> {
+  return ctx.read('store.runStats', ({ s }) => {
+    const { namespace, taskName, now } = request;
+    const params = { namespace, task: taskName, now };
+    const counts = s.statsCounts.all(params).map((row) => ({
+      taskName: row.task_name,
+      taskVersion: row.task_version,
+      status: row.status as RunStatus,
+      count: Number(row.n),
+    }));
+    const deadLetters = Number(s.statsDeadLetters.get(params)?.n ?? 0);
+    const due = s.statsOldestDue.get(params)?.due ?? null;
+    return { counts, deadLetters, oldestDueAt: due === null ? null : Number(due) };
+  });
 }
 
 /** Above every id: a listing from the newest. */

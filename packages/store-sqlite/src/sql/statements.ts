@@ -1,6 +1,13 @@
 import { EVENT_COLUMNS, type EventRow, type HistoryRow, RUN_COLUMNS, type RunRow } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 
+/** The named parameters of the `runStats` statements. */
+export interface StatsParams {
+  namespace: string;
+  task: string | null;
+  now: number;
+}
+
 /**
  * Docket's own statements, prepared once per connection. Each is named for the storage verb it serves; every
  * selection that runs on a hot path is served by an index declared in `../schema.ts`.
@@ -31,6 +38,13 @@ export class Statements {
   readonly deleteCommands: Database.Statement<[string, number]>;
   private readonly lists = new Map<string, Database.Statement>();
   readonly countEvents: Database.Statement<[string, string], { status: string; n: number }>;
+  /** `runStats`: the trigger-kept run counts, the dead letters, the earliest due claimable run (`@task`: a task or NULL). */
+  readonly statsCounts: Database.Statement<
+    [StatsParams],
+    { task_name: string; task_version: string; status: string; n: number }
+  >;
+  readonly statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
+  readonly statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   /** The highest priority below the given one that a task has claimable runs of (due or not). */
   readonly selectBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
   readonly selectClaimable: Database.Statement<[string, string, string, number, number, number], RunRow>;
@@ -96,6 +110,18 @@ export class Statements {
       "DELETE FROM docket_events WHERE namespace = ? AND status = 'dead_letter' AND dead_at < ?",
     );
     this.deleteCommands = db.prepare('DELETE FROM docket_commands WHERE namespace = ? AND created_at < ?');
+    this.statsCounts = db.prepare(
+      `SELECT task_name, task_version, status, n FROM docket_run_counts
+       WHERE namespace = @namespace AND (@task IS NULL OR task_name = @task) AND n > 0`,
+    );
+    this.statsDeadLetters = db.prepare(
+      `SELECT count(*) AS n FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = @namespace AND status = 'dead_letter' AND (@task IS NULL OR task_name = @task)`,
+    );
+    this.statsOldestDue = db.prepare(
+      `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = @namespace AND (@task IS NULL OR task_name = @task) AND claim_due_at IS NOT NULL AND claim_due_at <= @now`,
+    );
     this.countEvents = db.prepare(
       'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
     );

@@ -12,10 +12,13 @@ import {
   type CreateRunsRequest,
   type CreateRunsResult,
   type ListRunsRequest,
+  type RunStatsAnswer,
+  type RunStatsRequest,
   type SelectRequest,
   type TaskKey,
   type TransactPlan,
 } from '../contract.js';
+import { claimDueAt as claimableDueAt } from '../run-row.js';
 import { planStarts } from '../start-plan.js';
 import { clone, key, type MemoryState, planEach } from './state.js';
 
@@ -97,6 +100,31 @@ export const runReads = {
       if (event.namespace === namespace && event.runId === runId) own.push({ status: event.status, n: 1 });
     }
     return countCallbacks(own);
+  },
+  runStats: async (m: MemoryState, request: RunStatsRequest): Promise<RunStatsAnswer> => {
+    const counts = new Map<string, RunStatsAnswer['counts'][number]>();
+    let oldestDueAt: number | null = null;
+    for (const run of m.runs.values()) {
+      if (run.namespace !== request.namespace) continue;
+      if (request.taskName !== null && run.taskName !== request.taskName) continue;
+      const id = `${run.taskName}\u0000${run.taskVersion}\u0000${run.status}`;
+      const row = counts.get(id) ?? {
+        taskName: run.taskName,
+        taskVersion: run.taskVersion,
+        status: run.status,
+        count: 0,
+      };
+      row.count++;
+      counts.set(id, row);
+      const due = claimableDueAt(run);
+      if (due !== null && due <= request.now && (oldestDueAt === null || due < oldestDueAt)) oldestDueAt = due;
+    }
+    let deadLetters = 0;
+    for (const event of m.events.values()) {
+      if (event.namespace !== request.namespace || event.status !== 'dead_letter') continue;
+      if (request.taskName === null || event.taskName === request.taskName) deadLetters++;
+    }
+    return { counts: [...counts.values()], deadLetters, oldestDueAt };
   },
 };
 

@@ -1,0 +1,107 @@
+import { expect, it } from 'vitest';
+import { RUN_STATUSES } from '../machine/run-types.js';
+import { isDocketError } from '../util/errors.js';
+import { NonRetryableError } from '../util/retry-errors.js';
+import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
+
+/** `operator.stats()`: counts by status and task through every kind of write, dead letters, the oldest due age. */
+export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describeArea('stats', factory, (area) => {
+    it('answers every status as a key, zero on an empty store, and refuses bad options', async () => {
+      await area.harness();
+      const { queue } = await area.open(area.h.store, { name: 'counted', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      const stats = await queue.operator.stats();
+      expect(Object.keys(stats.byStatus).sort()).toEqual([...RUN_STATUSES].sort());
+      expect(Object.values(stats.byStatus).every((n) => n === 0)).toBe(true);
+      expect(stats).toMatchObject({ byTask: [], deadLetters: 0, oldestDueAgeMs: null });
+      expect(Number.isNaN(Date.parse(stats.at))).toBe(false);
+      for (const bad of [{ taskName: '' }, { taskName: 7 }, { status: 'pending' }, 'counted']) {
+        const error = await queue.operator.stats(bad as never).catch((e: unknown) => e);
+        expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+      }
+    });
+
+    it('counts starts, claims, settles, cancels, retries, dead letters and deletions as they happen', async () => {
+      await area.harness();
+      const clock = manualClock();
+      const { queue, task } = await area.open<string>(
+        area.h.store,
+        { name: 'counted', version: '1', events: ['failure'] },
+        undefined,
+        { runtime: { mode: 'producer' }, clock },
+      );
+      const other = (
+        await area.open<string>(area.h.store, { name: 'other', version: '2' }, undefined, {
+          runtime: { mode: 'producer' },
+          clock,
+        })
+      ).task;
+      const started = await task.startMany([{ query: 'ok' }, { query: 'ok' }, { query: 'fail' }, { query: 'stop' }]);
+      await other.start({ query: 'ok' });
+      clock.advance(5_000);
+      let stats = await queue.operator.stats();
+      expect(stats.byStatus.pending).toBe(5);
+      expect(stats.oldestDueAgeMs).toBe(5_000);
+      expect(stats.byTask.map((t) => [t.name, t.version, t.byStatus.pending])).toEqual([
+        ['counted', '1', 4],
+        ['other', '2', 1],
+      ]);
+      const stop = started[3]?.runId as string;
+      const info = await task.get(stop);
+      await queue.operator.runs.cancel({
+        runId: stop,
+        expectedRevision: info?.revision as number,
+        reason: 'not needed',
+        commandId: 'stats-cancel',
+      });
+      const worker = await area.open<string>(
+        area.h.secondStore(),
+        { name: 'counted', version: '1', events: ['failure'] },
+        {
+          execute: (ctx) => {
+            if (ctx.query === 'fail') throw new NonRetryableError('refused');
+            return ctx.end();
+          },
+          onFailure: () => {
+            throw new Error('hook down');
+          },
+        },
+        { defaults: { callbackPolicy: { attempts: 1 } }, clock },
+      );
+      const failed = started[2]?.runId as string;
+      for (const { runId } of started.slice(0, 2)) await waitForStatus(worker.task, runId, 'success');
+      await waitForStatus(worker.task, failed, 'failed');
+      stats = await waitFor(async () => {
+        const s = await queue.operator.stats({ taskName: 'counted' });
+        return s.deadLetters === 2 ? s : null;
+      }, 'the dead letters of the failed and the cancelled run');
+      expect(stats.byStatus).toMatchObject({ pending: 0, running: 0, success: 2, failed: 1, cancelled: 1 });
+      expect(stats.byTask).toHaveLength(1);
+      expect(stats.oldestDueAgeMs).toBeNull();
+      const all = await queue.operator.stats();
+      expect(all.byStatus.pending).toBe(1);
+      expect(all.deadLetters).toBe(2);
+      const failedInfo = await task.get(failed);
+      await queue.operator.runs.retry({
+        runId: failed,
+        expectedRevision: failedInfo?.revision as number,
+        reason: 'fixed',
+        commandId: 'stats-retry',
+      });
+      stats = await queue.operator.stats({ taskName: 'counted' });
+      // Sent back to pending, it may already run again: either way it is no longer counted as failed until it fails.
+      expect(stats.byStatus.pending + stats.byStatus.running + stats.byStatus.failed).toBe(1);
+      await waitForStatus(worker.task, failed, 'failed');
+      await worker.queue.close();
+      const before = await queue.operator.stats({ taskName: 'counted' });
+      expect(before.byStatus).toMatchObject({ success: 2, failed: 1, cancelled: 1 });
+      clock.advance(8 * 86_400_000);
+      const collected = await queue.operator.maintenance.collect();
+      expect(collected.runs).toBeGreaterThanOrEqual(4);
+      const after = await queue.operator.stats();
+      expect(after.byStatus).toMatchObject({ success: 0, failed: 0, cancelled: 0, pending: 1 });
+    });
+  });
+}
