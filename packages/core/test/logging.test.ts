@@ -66,7 +66,7 @@ describe('the logger', () => {
     await waitForStatus(task, runId, 'success');
     const failed = log.lines.find((line) => line.message === 'worker loop failed');
     expect(failed).toMatchObject({ level: 'error', fields: { loop: 'worker', code: 'STORAGE_FAILURE' } });
-    expect((failed?.fields.err as { message: string }).message).toBe('injected claimDue failure');
+    expect(failed?.fields.err).toMatchObject({ message: 'injected claimDue failure' });
     expect(log.lines.find((line) => line.message === 'worker loop recovered')).toMatchObject({
       level: 'info',
       fields: { loop: 'worker', failures: 3 },
