@@ -15,6 +15,7 @@ export default defineConfig({
       { find: /^@docket\/provider-http\/testing$/, replacement: src('provider-http/src/testing/index.ts') },
       { find: /^@docket\/provider-http$/, replacement: src('provider-http/src/index.ts') },
       { find: /^@docket\/store-postgres$/, replacement: src('store-postgres/src/index.ts') },
+      { find: /^@docket\/otel$/, replacement: src('otel/src/index.ts') },
       { find: /^@docket\/examples\/lifecycle$/, replacement: src('examples/src/lifecycle/index.ts') },
     ],
   },

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'cli'].filter((name) => {
+const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'cli'].filter((name) => {
   try {
     return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
   } catch {
@@ -82,7 +82,12 @@ step('npm install the tarballs', () => {
         name: 'docket-consumer',
         private: true,
         type: 'module',
-        dependencies: { ...dependencies, 'better-sqlite3': '12.11.1', 'drizzle-orm': '0.45.4' },
+        dependencies: {
+          ...dependencies,
+          'better-sqlite3': '12.11.1',
+          'drizzle-orm': '0.45.4',
+          '@opentelemetry/api': '1.9.1',
+        },
         devDependencies: { typescript: '6.0.3', '@types/node': '20.19.43', '@types/better-sqlite3': '7.6.13' },
       },
       null,
@@ -124,12 +129,13 @@ import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
 import { postgresStore, type PostgresTransaction } from '@docket/store-postgres';
 import { main as docketCommand } from '@docket/cli';
+import { otelTelemetry } from '@docket/otel';
 import { sql } from 'drizzle-orm';
 
 export async function main(): Promise<RunInfo<{ n: number }, { done: number }> | null> {
   const local = await startLocalModel();
   const model = httpProvider({ kind: 'openai-compatible', baseUrl: local.baseUrl, model: 'local' });
-  const queue = createQueue({ store: sqliteStore({ filename: ':memory:' }) });
+  const queue = createQueue({ store: sqliteStore({ filename: ':memory:' }), telemetry: otelTelemetry() });
   const task = queue.define<{ n: number }, { done: number }>({ name: 't', version: '1' }, {
     async execute(ctx) {
       const answer = await ctx.callModel(model, { messages: [{ role: 'user', content: String(ctx.query.n) }] });

@@ -6,6 +6,7 @@ import { startLocalModel } from '@docket/provider-http/testing';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
 import { migrateCommand } from './migrate-command.js';
 import { schedulesCommand } from './schedules-command.js';
+import { statsCommand } from './stats-command.js';
 import { openCommandStore } from './stores.js';
 import { COMMAND_USAGE, DEFAULT_REPLAY_REASON, USAGE } from './usage.js';
 
@@ -64,6 +65,7 @@ const ALLOWED: Record<string, string[]> = {
   'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
   gc: [],
   health: [],
+  stats: ['task'],
   migrate: ['dry-run'],
   'providers check': ['provider'],
 };
@@ -81,7 +83,7 @@ const STEERING = [
 const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
 const WRITES = new Set([...STEERING, 'gc']);
 /** Commands of one word; the others are `<noun> <verb>`. */
-const SINGLE_WORD = new Set(['gc', 'health', 'migrate']);
+const SINGLE_WORD = new Set(['gc', 'health', 'migrate', 'stats']);
 
 /** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
 function endOfOptionsHint(args: readonly string[]): string {
@@ -318,6 +320,8 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
       );
       return 0;
     }
+    case 'stats':
+      return statsCommand(op, o.task, print);
     case 'health': {
       const health = await op.health();
       print(health, () => [health.status, ...health.reasons.map((r) => `  ${r}`)].join('\n'));

@@ -16,6 +16,7 @@ commands:
   schedules pause|resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   gc
   health
+  stats [--task <name>]
   migrate [--dry-run]
   providers check [--provider <name>]
 
@@ -53,6 +54,8 @@ export const COMMAND_USAGE: Record<string, string> = {
   Creates or upgrades Docket's tables in the file (or --database-url schema); the one command that does. With
   --dry-run it only says whether it would. Every other command refuses a store without them (SCHEMA_MISMATCH).`,
   health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
+  stats: `usage: docket --db <file> stats [--task <name>]
+  Counts runs by task and status, dead letters, and how long the oldest due run has waited (operator.stats()).`,
   'providers check': `usage: docket providers check [--provider <name>]
   Loads docket.yaml/.env, sends one tiny request, prints the model, latency and finish reason (never the key).`,
 };

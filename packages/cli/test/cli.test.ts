@@ -259,6 +259,25 @@ describe('docket runs', () => {
     expect(docket(['--db', plain, 'gc'])).toMatchObject({ code: 0 });
   });
 
+  it('prints stats as operator.stats() answers them, for all tasks or one', async () => {
+    const same = (value: { at?: string; oldestDueAgeMs?: number | null }) => ({
+      ...value,
+      at: 'now',
+      oldestDueAgeMs: value.oldestDueAgeMs === null ? null : 'some',
+    });
+    expect(same(json(['stats']))).toEqual(same(await api.operator.stats()));
+    const work = json(['stats', '--task', 'work']);
+    expect(work.byTask.map((t: { name: string }) => t.name)).toEqual(['work']);
+    expect(work.byStatus.success).toBe(3);
+    expect(same(work)).toEqual(same(await api.operator.stats({ taskName: 'work' })));
+    const text = docket(['--db', db, 'stats']).out;
+    expect(text).toMatch(/^TASK\s+VERSION\s+/);
+    expect(text).toMatch(/^work\s+1\s+/m);
+    expect(text).toMatch(/^dead letters: \d+$/m);
+    expect(docket(['--db', db, 'stats', '--task', ''])).toMatchObject({ code: 1 });
+    expect(docket(['--db', db, 'stats', '--limit', '3'])).toMatchObject({ code: 2 });
+  });
+
   it('runs gc and health', async () => {
     expect(json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
     expect(json(['health'])).toEqual({ status: 'ready', reasons: [] });

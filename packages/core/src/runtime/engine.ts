@@ -8,6 +8,7 @@ import type { ResolvedDefinition } from './definition.js';
 import type { TaskHandlers } from './handlers.js';
 import { errorFields, type Logger } from './logger.js';
 import { emitTelemetry, type TelemetryEvent } from './telemetry.js';
+import { Tracing } from './tracing.js';
 import { Waker } from './waker.js';
 
 /** A task registered in a queue: its resolved definition and, outside producer mode, its handlers. */
@@ -56,10 +57,13 @@ export class Engine {
 
   /** Where the runtime logs (`createQueue({ logger })`). */
   readonly log: Logger;
+  /** The spans of `telemetry.tracer`, if any. */
+  readonly tracing: Tracing;
 
   constructor(readonly options: ResolvedQueueOptions) {
     this.workerActor = `worker:${options.runtime.workerId}`;
     this.log = options.logger;
+    this.tracing = new Tracing(this);
   }
 
   get store(): Store {
@@ -162,6 +166,7 @@ export class Engine {
   written(write: RunWrite | null): void {
     if (write === null) return;
     if (this.commitFailure !== null) this.commitFailure = null;
+    this.tracing.written(write);
     const sink = this.options.telemetry.sink;
     // Without a sink there is nothing to build the events for.
     if (sink !== null) {

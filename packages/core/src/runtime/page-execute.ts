@@ -29,6 +29,18 @@ export function executePage(
   run: RunRecord,
   callerSignal?: AbortSignal,
 ): Promise<void> {
+  if (!engine.tracing.enabled) return executeUntraced(engine, task, run, callerSignal);
+  engine.tracing.pageStarted(run);
+  return executeUntraced(engine, task, run, callerSignal).finally(() => engine.tracing.pageEnded(run.runId));
+}
+
+/** `executePage` without its span. */
+function executeUntraced(
+  engine: Engine,
+  task: RegisteredTask,
+  run: RunRecord,
+  callerSignal: AbortSignal | undefined,
+): Promise<void> {
   try {
     const handlers = task.handlers;
     if (handlers === null) throw new Error('internal: executing a task without handlers');
@@ -120,7 +132,7 @@ function runPage(page: Page): Promise<void> {
     flight,
   );
 
-  flight.run(handlers, ctx);
+  engine.tracing.around(run.runId, () => flight.run(handlers, ctx));
   // A handler that returned (or threw) synchronously has ended, and its outcome wins over any stop that could come
   // later: it gets no timers, and its settle starts now.
   const outcome = flight.result;

@@ -22,7 +22,13 @@ function atIndex(error: DocketError, index: number): DocketError {
 }
 
 /** Checks every input as `start` would; the first bad one throws its error with `details.index`. */
-function prepareAll(engine: Engine, def: ResolvedDefinition, inputs: unknown, operation: string): PreparedStart[] {
+function prepareAll(
+  engine: Engine,
+  def: ResolvedDefinition,
+  inputs: unknown,
+  operation: string,
+  traceParent: string | null,
+): PreparedStart[] {
   if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_START_MANY) {
     throw new DocketError('CONFIG_INVALID', `startMany takes an array of 1..${MAX_START_MANY} inputs`, {
       operation,
@@ -31,7 +37,7 @@ function prepareAll(engine: Engine, def: ResolvedDefinition, inputs: unknown, op
   }
   return inputs.map((input, index) => {
     try {
-      return prepareStart(engine, def, input, operation);
+      return prepareStart(engine, def, input, operation, traceParent);
     } catch (error) {
       throw isDocketError(error) ? atIndex(error, index) : error;
     }
@@ -156,9 +162,18 @@ export async function startManyRuns(
   options?: unknown,
 ): Promise<{ runId: string; created: boolean }[]> {
   const operation = 'task.startMany';
-  const parsed = parseStartOptions(options, operation);
-  const prepared = prepareAll(engine, def, inputs, operation);
-  return createAll(engine, prepared, parsed, operation, true);
+  const count = Array.isArray(inputs) ? inputs.length : 0;
+  return traceStart(
+    engine,
+    def,
+    count,
+    async (traceParent) => {
+      const parsed = parseStartOptions(options, operation);
+      const prepared = prepareAll(engine, def, inputs, operation, traceParent);
+      return createAll(engine, prepared, parsed, operation, true);
+    },
+    (answers) => answers.filter((answer) => answer.created).length,
+  );
 }
 
 /** `task.start(input, { tx })`: one start written in the application's transaction. */
@@ -167,9 +182,10 @@ export async function startInTransaction(
   def: ResolvedDefinition,
   input: unknown,
   options: StartOptions,
+  traceParent: string | null,
 ): Promise<{ runId: string; created: boolean }> {
   const operation = 'task.start';
-  const prepared = [prepareStart(engine, def, input, operation)];
+  const prepared = [prepareStart(engine, def, input, operation, traceParent)];
   const [answer] = await createAll(engine, prepared, options, operation, false);
   return answer as { runId: string; created: boolean };
 }
@@ -181,10 +197,53 @@ export async function startRun(
   input: unknown,
   options?: unknown,
 ): Promise<{ runId: string; created: boolean }> {
+  if (!engine.tracing.enabled) return startOne(engine, def, input, options, null);
+  return traceStart(
+    engine,
+    def,
+    1,
+    (traceParent) => startOne(engine, def, input, options, traceParent),
+    (answer) => (answer.created ? 1 : 0),
+  );
+}
+
+/**
+ * Runs a start call's `body` inside its span (when a tracer gives one), ending the span with the number of runs it
+ * created or the error it threw.
+ */
+function traceStart<T>(
+  engine: Engine,
+  def: ResolvedDefinition,
+  count: number,
+  body: (traceParent: string | null) => Promise<T>,
+  created: (answer: T) => number,
+): Promise<T> {
+  const span = engine.tracing.startSpan(def, count);
+  if (span === null) return body(null);
+  return body(span.traceParent).then(
+    (answer) => {
+      engine.tracing.endStart(span, { created: created(answer) });
+      return answer;
+    },
+    (error: unknown) => {
+      engine.tracing.endStart(span, { error });
+      throw error;
+    },
+  );
+}
+
+/** One start: checked, written (in the application's `tx` when given), answered. */
+async function startOne(
+  engine: Engine,
+  def: ResolvedDefinition,
+  input: unknown,
+  options: unknown,
+  traceParent: string | null,
+): Promise<{ runId: string; created: boolean }> {
   const operation = 'task.start';
   const parsed = parseStartOptions(options, operation);
-  if (parsed.tx !== undefined) return startInTransaction(engine, def, input, parsed);
-  const prepared = prepareStart(engine, def, input, operation);
+  if (parsed.tx !== undefined) return startInTransaction(engine, def, input, parsed, traceParent);
+  const prepared = prepareStart(engine, def, input, operation, traceParent);
   const { run, history } = prepared;
   engine.starts(run.runId);
   let result: CreateRunResult;

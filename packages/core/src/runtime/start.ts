@@ -82,14 +82,15 @@ export function parseInstant(value: unknown, path: string, operation: string): n
 }
 
 /**
- * Checks one start's input against the options, the JSON limits and `schema.query`, and builds its run: every error
- * a bad input can get is thrown here, before anything is written.
+ * Checks one start's input against the options, the JSON limits and `schema.query`, and builds its run (with the
+ * start span's `traceParent`, if any): every error a bad input can get is thrown here, before anything is written.
  */
 export function prepareStart(
   engine: Engine,
   def: ResolvedDefinition,
   input: unknown,
   operation: string,
+  traceParent: string | null = null,
 ): PreparedStart {
   const parsed = v.safeParse(startSchema, input);
   if (!parsed.success) {
@@ -149,6 +150,7 @@ export function prepareStart(
     recovery: def.recovery,
     createdAt: now,
     priority: priority ?? 0,
+    traceParent,
   });
   return { run, history: startedEntry(run), idem };
 }

@@ -121,6 +121,7 @@ export class WorkerLoop {
             // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
             plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
             plan: (run) => {
+              engine.tracing.claiming(run);
               const write = planClaim(run, actor, leaseMs, claimNow);
               if (write) planned.push(write);
               return write;
@@ -140,6 +141,7 @@ export class WorkerLoop {
             if (!task) continue;
             this.track(executePage(engine, task, run), true);
           }
+          engine.tracing.claimed();
           more = claimedRuns.length >= limit;
         } else {
           full = free <= 0;
