@@ -167,9 +167,12 @@ export const docketSchedules = sqliteTable(
 );
 
 /**
- * Runs counted by namespace, task and status, for `operator.stats()`: kept by triggers on `docket_runs` (insert,
- * status change, delete) in the transaction of the write, so a count costs a read of this small table whatever the
- * number of finished runs. The triggers are in migration 0003 (drizzle-kit cannot declare them).
+ * Runs counted by namespace, task and status, for `operator.stats()`, for the statuses of `COUNTED_STATUSES`
+ * (parked and finished: waiting, blocked, paused, success, failed, cancelled); the store adds to them in the
+ * transaction of each write that moves a run into or out of one (see `sql/run-counts.ts`), so a count reads this
+ * small table whatever the number of finished runs. Pending, retrying, running and pausing runs are counted from the
+ * claim and lease indexes. (Triggers would keep the counts too, but a row trigger on `docket_runs` makes SQLite build
+ * the old row of every update: a fifth of the processing rate.)
  */
 export const docketRunCounts = sqliteTable(
   'docket_run_counts',

@@ -158,9 +158,24 @@ async function sqliteSection() {
     'lower',
   );
 
+  await telemetryRows(sizes[0]);
+
   log(`${finishedRuns.toLocaleString('en')} finished runs in the file`);
   const filled = join(mkdtempSync(join(tmpdir(), 'docket-full-')), 'full.sqlite');
   await scenario('fillFinished', { filename: filled, finished: finishedRuns });
+  const emptyFile = join(mkdtempSync(join(tmpdir(), 'docket-empty-')), 'empty.sqlite');
+  await scenario('fillFinished', { filename: emptyFile, finished: 0 });
+  const statsEmpty = await scenario('docketStats', { filename: emptyFile });
+  const statsFull = await scenario('docketStats', { filename: filled });
+  add(
+    'operator.stats() ms (median of 101)',
+    `${finishedRuns.toLocaleString('en')} finished`,
+    statsFull.ms,
+    statsEmpty.ms,
+    'same, empty file',
+    2,
+    'lower',
+  );
   const n = sizes[0];
   // Three of each, in turns, so a machine whose speed drifts weighs on both alike; each run on the filled file
   // adds its n runs to the finished ones.
@@ -179,6 +194,22 @@ async function sqliteSection() {
     'same, empty file',
     0.8,
   );
+}
+
+/** Processing with `otelTelemetry()`, without an SDK and with one, against no telemetry: three of each, in turns. */
+async function telemetryRows(n) {
+  log(`processing with OpenTelemetry, n=${n}`);
+  const rates = { none: [], 'otel-noop': [], 'otel-sdk': [] };
+  for (let i = 0; i < 3; i++) {
+    for (const telemetry of Object.keys(rates)) {
+      rates[telemetry].push((await scenario('docketProcess', { n, concurrency, telemetry })).rate);
+    }
+  }
+  const middle = (values) => [...values].sort((a, b) => a - b)[1];
+  const none = middle(rates.none);
+  const section = 'processed/s with otelTelemetry()';
+  add(section, 'no SDK registered', middle(rates['otel-noop']), none, 'Docket without telemetry, same run', 0.95);
+  add(section, 'SDK, batch span processor', middle(rates['otel-sdk']), none, 'Docket without telemetry, same run', 0.7);
 }
 
 const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? v.toLocaleString('en') : String(v));

@@ -103,5 +103,46 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const after = await queue.operator.stats();
       expect(after.byStatus).toMatchObject({ success: 0, failed: 0, cancelled: 0, pending: 1 });
     });
+    it('counts runs waiting for a time or an event, running, and paused', async () => {
+      await area.harness();
+      const clock = manualClock();
+      const { queue, task } = await area.open<string>(area.h.store, { name: 'parked', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      const later = new Date(clock.now() + 3_600_000).toISOString();
+      await task.start({ query: 'time', trigger: { at: later } });
+      await task.start({ query: 'event', trigger: { event: 'release.ready' } });
+      const paused = await task.start({ query: 'pause me' });
+      const pending = await task.get(paused.runId);
+      await queue.operator.runs.pause({
+        runId: paused.runId,
+        expectedRevision: pending?.revision as number,
+        reason: 'hold',
+        commandId: 'stats-pause',
+      });
+      const held = await task.start({ query: 'hold' });
+      let release: () => void = () => undefined;
+      const worker = await area.open<string>(
+        area.h.secondStore(),
+        { name: 'parked', version: '1' },
+        {
+          execute: async (ctx) => {
+            await new Promise<void>((resolve) => {
+              release = resolve;
+            });
+            return ctx.end();
+          },
+        },
+        { clock },
+      );
+      await waitForStatus(worker.task, held.runId, 'running');
+      const stats = await queue.operator.stats({ taskName: 'parked' });
+      expect(stats.byStatus).toMatchObject({ waiting: 2, running: 1, paused: 1, pending: 0 });
+      expect(stats.oldestDueAgeMs).toBeNull();
+      release();
+      await waitForStatus(worker.task, held.runId, 'success');
+      expect((await queue.operator.stats({ taskName: 'parked' })).byStatus).toMatchObject({ running: 0, success: 1 });
+    });
   });
 }

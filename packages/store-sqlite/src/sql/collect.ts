@@ -1,5 +1,6 @@
 import { type CollectRequest, type CollectResult, isExpiredRun, runIdCutoff } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
+import { countMove } from './run-counts.js';
 import type { Statements } from './statements.js';
 
 /**
@@ -20,6 +21,7 @@ function collectInTransaction(s: Statements, request: CollectRequest): CollectRe
     counts.events += s.deleteDeliveredOfRun.run(row.run_id).changes;
     s.deleteHistory.run(row.run_id);
     s.deleteRun.run(row.run_id);
+    countMove(s, row.namespace, row.task_name, row.task_version, row.status, null);
     counts.runs++;
   }
   counts.events += s.deleteDelivered.run(request.namespace, request.runsBefore).changes;

@@ -9,6 +9,7 @@ import type {
 import { historyParams, rowToSchedule, runParams, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
+import { countMove } from './run-counts.js';
 
 /** The schedule statements of one connection, prepared on first use. */
 const prepared = new WeakMap<Database.Database, Map<string, Database.Statement>>();
@@ -67,6 +68,7 @@ export function transactSchedule<T>(
           continue;
         }
         open.s.insertRun.run(runParams(run));
+        countMove(open.s, run.namespace, run.taskName, run.taskVersion, null, run.status);
         open.s.insertHistory.run(historyParams(run.runId, history));
       }
       if (decided.receipt !== null) {

@@ -10,6 +10,7 @@ import { historyParams, planStarts, rowToRun, runParams } from '@docket/core/sto
 import Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { storageFailure } from '../errors.js';
+import { countMove } from './run-counts.js';
 
 /**
  * `Store.createRun`: the run and its first history entry, unless its idempotency key names a run already or the
@@ -28,6 +29,7 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
         return { kind: 'capacity' };
       }
       s.insertRun.run(runParams(run));
+      countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
       s.insertHistory.run(historyParams(run.runId, request.history));
       return { kind: 'created', run };
     },
@@ -62,6 +64,7 @@ function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): Creat
   for (const index of plan.insert) {
     const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
     s.insertRun.run(runParams(run));
+    countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
     s.insertHistory.run(historyParams(run.runId, history));
   }
   return plan;

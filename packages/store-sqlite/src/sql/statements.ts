@@ -44,6 +44,8 @@ export class Statements {
     { task_name: string; task_version: string; status: string; n: number }
   >;
   readonly statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
+  /** Adds `n` (1 or -1) to the count of runs of a namespace, task and status (see `run-counts.ts`). */
+  readonly addCount: Database.Statement<[string, string, string, string, number]>;
   readonly statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   /** The highest priority below the given one that a task has claimable runs of (due or not). */
   readonly selectBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
@@ -110,9 +112,23 @@ export class Statements {
       "DELETE FROM docket_events WHERE namespace = ? AND status = 'dead_letter' AND dead_at < ?",
     );
     this.deleteCommands = db.prepare('DELETE FROM docket_commands WHERE namespace = ? AND created_at < ?');
+    // Parked and finished runs from the counts the store keeps (`run-counts.ts`); pending and retrying runs from the
+    // claim index, running and pausing ones from the lease index: both as small as the runs not finished.
+    const task = '(@task IS NULL OR task_name = @task)';
     this.statsCounts = db.prepare(
-      `SELECT task_name, task_version, status, n FROM docket_run_counts
-       WHERE namespace = @namespace AND (@task IS NULL OR task_name = @task) AND n > 0`,
+      `SELECT task_name, task_version, status, n FROM docket_run_counts WHERE namespace = @namespace AND ${task} AND n > 0
+       UNION ALL
+       SELECT task_name, task_version, status, count(*) FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = @namespace AND ${task} AND claim_due_at IS NOT NULL AND status IN ('pending', 'retrying')
+       GROUP BY task_name, task_version, status
+       UNION ALL
+       SELECT task_name, task_version, status, count(*) FROM docket_runs INDEXED BY docket_runs_lease
+       WHERE namespace = @namespace AND ${task} AND lease_expires_at IS NOT NULL AND status IN ('running', 'pausing')
+       GROUP BY task_name, task_version, status`,
+    );
+    this.addCount = db.prepare(
+      `INSERT INTO docket_run_counts (namespace, task_name, task_version, status, n) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
     );
     this.statsDeadLetters = db.prepare(
       `SELECT count(*) AS n FROM docket_events INDEXED BY docket_events_due
