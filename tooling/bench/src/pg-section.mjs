@@ -67,6 +67,20 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
     return [middle(a, key), middle(b, key)];
   };
 
+  const finished = quick ? 20_000 : 1_000_000;
+  log(`postgres operator.stats(), ${finished.toLocaleString('en')} finished runs`);
+  const statsEmpty = await scenario('docketStats', { url, finished: 0 });
+  const statsFull = await scenario('docketStats', { url, finished });
+  add(
+    'PostgreSQL operator.stats() ms (median of 101)',
+    `${finished.toLocaleString('en')} finished`,
+    statsFull.ms,
+    statsEmpty.ms,
+    'same, empty schema',
+    2,
+    'lower',
+  );
+
   log(`postgres processing, n=${n}`);
   const [docket, graphile] = await pairedMedians(
     ['docketProcess', { n, concurrency }],
