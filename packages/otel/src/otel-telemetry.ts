@@ -34,7 +34,9 @@ export interface OtelTelemetryOptions {
 
 /** The `telemetry` option of `createQueue`, as `otelTelemetry` makes it. */
 export type DocketTelemetry = NonNullable<QueueOptions['telemetry']> & {
+  /** The span hooks: `docket.start` and `docket.page`. */
   tracer: Tracer;
+  /** Counts runs that reached a terminal status (`docket.runs.settled`). */
   sink: (event: TelemetryEvent) => void;
 };
 

@@ -2,9 +2,13 @@ import { isDocketError } from '../util/errors.js';
 
 /** The object `createQueue({ logger })` takes: pino's four methods, each called with fields and a message. */
 export interface Logger {
+  /** Detail nobody needs unless debugging. */
   debug(fields: object, message: string): void;
+  /** What went as it should: a loop recovered, a queue closed. */
   info(fields: object, message: string): void;
+  /** What an operator should see: a failed run, a dead letter, a recovered lease. */
   warn(fields: object, message: string): void;
+  /** A loop or a commit that failed. */
   error(fields: object, message: string): void;
 }
 

@@ -166,7 +166,9 @@ export interface RunStatsAnswer {
 
 /** The logger a queue gives its store (`Logger`'s `info` and `warn`). */
 export interface StoreLog {
+  /** Something came back as it should (a listening connection). */
   info(fields: object, message: string): void;
+  /** Something the store works around (a lost listening connection, polled meanwhile). */
   warn(fields: object, message: string): void;
 }
 
