@@ -26,7 +26,7 @@ describe('summarizeError', () => {
   });
 
   it('keeps a run error of 196 KB of quotes within the default 32 KiB as stored', async () => {
-    const queue = createQueue({ store: memoryStore(), protocol: { pollMs: 10 } });
+    const queue = createQueue({ store: memoryStore(), protocol: { pollMs: 10 }, logger: false });
     const task = queue.define(
       { name: 'loud', version: '1', policy: { attempts: 1 } },
       {
