@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
 import type { SqliteContext } from './context.js';
-import { storageFailure } from './errors.js';
+import { groupAborted, storageFailure } from './errors.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
@@ -41,7 +41,7 @@ export class SqliteConnection {
         db,
         s: new Statements(db),
         orm: drizzle({ client: db }),
-        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit')),
+        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit'), 512, groupAborted),
       };
       // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
       const checkpointMs = this.options.checkpointMs ?? 200;

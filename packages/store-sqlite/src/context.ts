@@ -1,7 +1,7 @@
 import { DocketError } from '@docket/core';
 import type Database from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { storageFailure } from './errors.js';
+import { isStoreFault, sqliteCode, storageFailure } from './errors.js';
 import type { GroupCommit } from './group-commit.js';
 import type { Statements } from './sql/statements.js';
 
@@ -42,7 +42,8 @@ export class SqliteContext {
     return open.group
       .run(() => work(open))
       .catch((error) => {
-        if (passThrough !== undefined && error === passThrough()) throw error;
+        // The plan's own error (an effect's) is the page's, unless it says the store itself failed (a full disk).
+        if (passThrough !== undefined && error === passThrough() && !isStoreFault(sqliteCode(error))) throw error;
         throw storageFailure(error, operation, runId);
       });
   }

@@ -7,6 +7,8 @@ interface Item {
   ownSavepoint: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** Set once the item was put back after another item's failure rolled back its group: it is not put back again. */
+  retried?: boolean;
 }
 
 /**
@@ -30,6 +32,7 @@ export class GroupCommit {
     private readonly db: Database.Database,
     private readonly wrapCommitError: (error: unknown) => unknown,
     private readonly maxBatch = 512,
+    private readonly wrapGroupAbort: (error: unknown) => unknown = wrapCommitError,
   ) {
     this.savepoint = db.prepare('SAVEPOINT docket_item');
     this.release = db.prepare('RELEASE docket_item');
@@ -78,8 +81,12 @@ export class GroupCommit {
           outcomes.push({ ok: true, value });
         } catch (error) {
           // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll back the whole transaction: the
-          // items before this one lost their writes too, so the whole group fails and nothing is reported written.
-          if (!this.db.inTransaction) throw error;
+          // items before this one lost their writes too. This item gets its own error; the others are tried again
+          // on their own (see below), and nothing of this group is reported written.
+          if (!this.db.inTransaction) {
+            outcomes.push({ ok: false, error });
+            throw error;
+          }
           if (!item.ownSavepoint) {
             this.rollbackTo.run();
             this.release.run();
@@ -90,12 +97,45 @@ export class GroupCommit {
       this.commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
-      batch.forEach((item, i) => {
-        const outcome = outcomes[i];
-        item.reject(outcome && !outcome.ok ? outcome.error : this.wrapCommitError(error));
-      });
+      this.failed(batch, outcomes, error);
       return;
     }
+    this.settled(batch, outcomes);
+  }
+
+  /**
+   * A group whose transaction ended without its COMMIT: each item that failed gets its own error. When one item's
+   * error rolled back the whole transaction, the others did nothing wrong: each is put back, once, for the next
+   * group (it runs again from the start; its earlier writes were rolled back); one that meets such a rollback again
+   * gets `wrapGroupAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
+   */
+  private failed(
+    batch: Item[],
+    outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[],
+    error: unknown,
+  ) {
+    const aborted = outcomes.some((outcome) => !outcome.ok && outcome.error === error);
+    const again: Item[] = [];
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome && !outcome.ok) item.reject(outcome.error);
+      else if (!aborted) item.reject(this.wrapCommitError(error));
+      else if (item.retried) item.reject(this.wrapGroupAbort(error));
+      else {
+        item.retried = true;
+        again.push(item);
+      }
+    });
+    if (again.length === 0) return;
+    this.queue.unshift(...again);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** A committed group: each item resolves with its value or rejects with its own error. */
+  private settled(batch: Item[], outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[]) {
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);

@@ -213,25 +213,67 @@ describe('sqliteStore', () => {
     expect((await queue.operator.health()).reasons.some((r) => r.startsWith('commits: '))).toBe(false);
   });
 
-  it('fails every write of a group commit when one of them fills the database', async () => {
+  it('gives each write of a group its own outcome when one of them fills the database', async () => {
     const db = new Database(file());
     cleanups.push(() => db.close());
     const queue = await queueOn(sqliteStore({ database: db }));
     const task = queue.define({ name: 'group', version: '1' });
     await queue.ready();
     await task.start({ query: 'warm-up' });
-    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`);
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) + 2}`);
     // Started in one turn of the event loop, so they share one transaction; the big one hits SQLITE_FULL, which rolls
-    // back the whole transaction: the small one must not be reported written either.
+    // back the whole transaction. The small ones did nothing wrong: they are written on their own, after it.
     const results = await Promise.allSettled([
-      task.start({ query: 'small' }),
+      task.start({ query: 'small-1' }),
       task.start({ query: 'x'.repeat(200_000) }),
+      task.start({ query: 'small-2' }),
     ]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    for (const result of results) {
-      expect(isDocketError((result as PromiseRejectedResult).reason, 'STORAGE_FAILURE')).toBe(true);
-    }
-    expect(db.prepare('SELECT count(*) AS n FROM docket_runs').get()).toEqual({ n: 1 });
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const full = (results[1] as PromiseRejectedResult).reason;
+    expect(full).toMatchObject({ code: 'STORAGE_FAILURE', retryable: true, details: { sqliteCode: 'SQLITE_FULL' } });
+    expect(full.message).toBe('SQLite SQLITE_FULL: the database or disk is full');
+    const queries = db.prepare('SELECT query FROM docket_runs ORDER BY run_id').all();
+    expect(queries).toEqual([{ query: '"warm-up"' }, { query: '"small-1"' }, { query: '"small-2"' }]);
+  });
+
+  it('consumes no attempt when an effect meets a full disk: the run finishes once there is room', async () => {
+    const db = new Database(file());
+    cleanups.push(() => db.close());
+    db.exec('CREATE TABLE biz (k TEXT PRIMARY KEY, body TEXT NOT NULL)');
+    const queue = createQueue({
+      store: sqliteStore({ database: db }),
+      protocol: { pollMs: 10, leaseMs: 3000, heartbeatMs: 1000 },
+      logger: false,
+    });
+    cleanups.push(() => queue.close());
+    let executions = 0;
+    const task = queue.define(
+      { name: 'fills', version: '1', policy: { attempts: 1 } },
+      {
+        execute(ctx) {
+          executions++;
+          if (executions === 1) db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`);
+          return ctx.end({
+            effect: (tx) => {
+              tx.run(sql`INSERT INTO biz (k, body) VALUES (${ctx.runId}, ${'x'.repeat(100_000)})`);
+            },
+          });
+        },
+      },
+    );
+    await queue.ready();
+    const { runId } = await task.start({ query: null });
+    const health = await waitFor(async () => {
+      const now = await queue.operator.health();
+      return now.reasons.some((r) => r.startsWith('commits: ')) ? now : null;
+    }, 'health to report the failed commit');
+    expect(health.reasons.find((r) => r.startsWith('commits: '))).toBe(
+      'commits: SQLite SQLITE_FULL: the database or disk is full',
+    );
+    db.pragma('max_page_count = 1073741823');
+    const info = await waitForStatus(task, runId, ['success', 'failed'], 15_000);
+    expect(info).toMatchObject({ status: 'success', businessFailures: 0, recoveries: 1 });
+    expect(db.prepare('SELECT count(*) AS n FROM biz').get()).toEqual({ n: 1 });
   });
 
   it('wakes an idle worker when another connection starts a run, without waiting for its poll', async () => {
