@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
 import type { SqliteContext } from './context.js';
 import { groupAborted, storageFailure } from './errors.js';
+import { FileIdentityWatch } from './file-identity.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
@@ -22,6 +23,8 @@ export class SqliteConnection {
   private watcher: NodeJS.Timeout | null = null;
   private checkpointer: Checkpointer | null = null;
   private lastDataVersion = -1;
+  /** Watches the database file's identity while a file-backed store is open (see `file-identity.ts`). */
+  private identity: FileIdentityWatch | null = null;
 
   constructor(
     private readonly ctx: SqliteContext,
@@ -47,6 +50,12 @@ export class SqliteConnection {
       const checkpointMs = this.options.checkpointMs ?? 200;
       if (!this.options.readonly && !db.memory && db.name !== '' && checkpointMs > 0) {
         this.checkpointer = new Checkpointer(db.name, checkpointMs);
+      }
+      if (!db.memory && db.name !== '') {
+        this.ctx.lost = null;
+        this.identity = new FileIdentityWatch(db.name, this.options.fileCheckMs ?? 250, (why) => {
+          this.ctx.lost = why;
+        });
       }
       this.opens = 1;
     } catch (error) {
@@ -122,6 +131,9 @@ export class SqliteConnection {
     if (this.watcher !== null) clearInterval(this.watcher);
     this.watcher = null;
     this.listeners.clear();
+    this.identity?.stop();
+    this.identity = null;
+    this.ctx.lost = null;
     const thread = this.checkpointer;
     this.checkpointer = null;
     await thread?.close();

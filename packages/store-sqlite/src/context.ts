@@ -17,14 +17,20 @@ export interface OpenConnection {
 export class SqliteContext {
   /** Set by `open()`, cleared by the last `close()`. */
   open: OpenConnection | null = null;
+  /** Why the database file can no longer be trusted (deleted or replaced under the connection), until `close()`. */
+  lost: string | null = null;
 
-  /** The open connection; `CONNECTION_UNAVAILABLE` before `open()`. */
+  /**
+   * The open connection; `CONNECTION_UNAVAILABLE` before `open()`, and once the file was deleted or replaced: the
+   * connection would keep writing into a file nobody else reads.
+   */
   live(): OpenConnection {
     if (this.open === null) {
       throw new DocketError('CONNECTION_UNAVAILABLE', 'the SQLite store is not open: call queue.ready() first', {
         operation: 'store',
       });
     }
+    if (this.lost !== null) throw new DocketError('CONNECTION_UNAVAILABLE', this.lost, { operation: 'store' });
     return this.open;
   }
 

@@ -28,6 +28,11 @@ export type SqliteStoreOptions = (
    */
   checkpointMs?: number;
   /**
+   * How often the store checks that the file at its path is still the one it opened (device and inode); default
+   * 250 ms. A file deleted or replaced under it makes every read and write `CONNECTION_UNAVAILABLE`.
+   */
+  fileCheckMs?: number;
+  /**
    * Open an existing, migrated file read-only (with `filename`): nothing is created, migrated or written; writes
    * fail with `STORAGE_FAILURE`. For tools that only look, such as `docket runs list`.
    */
@@ -47,6 +52,7 @@ const KNOWN_OPTIONS = [
   'synchronous',
   'watchMs',
   'checkpointMs',
+  'fileCheckMs',
   'readonly',
   'migrate',
 ];
@@ -72,6 +78,7 @@ export function validateOptions(options: unknown): asserts options is SqliteStor
   if (o.migrate !== undefined && typeof o.migrate !== 'boolean') fail('migrate must be a boolean');
   if (o.readonly === true && !hasFile) fail('readonly needs filename');
   if (o.watchMs !== undefined && !isInteger(o.watchMs, 1)) fail('watchMs must be a positive integer');
+  if (o.fileCheckMs !== undefined && !isInteger(o.fileCheckMs, 1)) fail('fileCheckMs must be a positive integer');
   if (o.checkpointMs !== undefined && !isInteger(o.checkpointMs, 0))
     fail('checkpointMs must be a non-negative integer');
   if (o.synchronous !== undefined && o.synchronous !== 'normal' && o.synchronous !== 'full') {
