@@ -34,6 +34,15 @@ export function sqlState(error: unknown): string | undefined {
   return typeof cause === 'string' && /^[0-9A-Z]{5}$/.test(cause) ? cause : undefined;
 }
 
+/**
+ * True when the server refused a statement (an SQLSTATE that is not a lost connection): its transaction was rolled
+ * back and nothing of it was written, so the calls grouped into it can run again on their own.
+ */
+export function statementRefused(error: unknown): boolean {
+  const state = sqlState(error);
+  return state !== undefined && !CONNECTION_LOST.test(state);
+}
+
 function connectionLost(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) return CONNECTION_LOST.test(state);

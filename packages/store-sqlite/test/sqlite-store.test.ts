@@ -220,7 +220,7 @@ describe('sqliteStore', () => {
     const task = queue.define({ name: 'group', version: '1' });
     await queue.ready();
     await task.start({ query: 'warm-up' });
-    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) + 2}`);
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 2}`);
     // Started in one turn of the event loop, so they share one transaction; the big one hits SQLITE_FULL, which rolls
     // back the whole transaction. The small ones did nothing wrong: they are written on their own, after it.
     const results = await Promise.allSettled([
@@ -229,7 +229,7 @@ describe('sqliteStore', () => {
       task.start({ query: 'small-2' }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const full = (results[1] as PromiseRejectedResult).reason;
+    const full = (results[1] as PromiseRejectedResult).reason as Error;
     expect(full).toMatchObject({ code: 'STORAGE_FAILURE', retryable: true, details: { sqliteCode: 'SQLITE_FULL' } });
     expect(full.message).toBe('SQLite SQLITE_FULL: the database or disk is full');
     const queries = db.prepare('SELECT query FROM docket_runs ORDER BY run_id').all();

@@ -1,7 +1,8 @@
+import { DocketError } from '@docket/core';
 import type { PlainClaim, RunRecord, SelectRequest } from '@docket/core/store';
 import type { PgContext } from '../context.js';
-import { classify, OutcomeTracker } from '../errors.js';
-import { runWritesStatement, wakeNamespaces } from '../sql/run-writes.js';
+import { classify, OutcomeTracker, statementRefused } from '../errors.js';
+import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../sql/run-writes.js';
 import type { HeldGroup } from './held-claims.js';
 import {
   type PlainClaimResult,
@@ -62,8 +63,32 @@ export function claimHeld(
         refuse(classify(error, outcome, 'store.claimDue', {}));
         return;
       }
+      if (statementRefused(error) && group.runs.length > 1 && group.writes !== null) {
+        void ctx.held.alone(
+          group,
+          ctx.known,
+          (pending) => writeAlone(ctx, pending),
+          (runId, cause) =>
+            cause === null ? lostClaim(runId) : classify(cause, new OutcomeTracker(), 'store.transact', { runId }),
+        );
+        return;
+      }
       ctx.held.failed(group, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
     });
+  });
+}
+
+/** One run's claim and folded settle in a transaction of its own, guarded by its revision: whether it landed. */
+async function writeAlone(ctx: PgContext, pending: PendingWrite): Promise<boolean> {
+  const landed = await ctx.transaction(new OutcomeTracker(), (tx) => applyRunWrites(tx, ctx.tables, [pending]));
+  return landed.has(pending.current.runId);
+}
+
+/** What a folded settle gets when its claim, written again alone, found the run moved on (claimed by another). */
+function lostClaim(runId: string): DocketError {
+  return new DocketError('STORAGE_FAILURE', 'the claim was rolled back with its group and the run moved on', {
+    operation: 'store.transact',
+    runId,
   });
 }
 

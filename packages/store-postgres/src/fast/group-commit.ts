@@ -12,7 +12,7 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../connection.js';
-import { classify, OutcomeTracker, sqlState } from '../errors.js';
+import { classify, OutcomeTracker, sqlState, statementRefused } from '../errors.js';
 import {
   applyLockedWrites,
   applyRunWrites,
@@ -76,6 +76,11 @@ export function startBatcher(
             ? await transaction(outcome, (tx) => insertRuns(tx, tables, requests))
             : await insertInOneTrip(open, tables, requests, outcome);
       } catch (error) {
+        // One start the server refused fails the statement of all: each is tried again in a transaction of its own.
+        if (batch.length > 1 && statementRefused(error)) {
+          await Promise.all(batch.map((item) => startAlone(item, tables, transaction, read)));
+          return;
+        }
         fail(batch, error, outcome);
         return;
       }
@@ -103,6 +108,27 @@ export function startBatcher(
   );
   return (request) =>
     new Promise((resolve, reject) => batcher.push({ key: request.run.runId, request, resolve, reject }));
+}
+
+/** One start in a transaction of its own, after its batch's statement was refused: it gets its own outcome. */
+async function startAlone(item: StartItem, tables: Tables, transaction: Transaction, read: () => Executor) {
+  const { request } = item;
+  const { runId, idempotencyKey } = request.run;
+  const outcome = new OutcomeTracker();
+  try {
+    const inserted = await transaction(outcome, (tx) => insertRuns(tx, tables, [request]));
+    if (inserted.has(runId)) {
+      item.resolve({ kind: 'created', run: request.run });
+      return;
+    }
+    const found = (await runsByKey(read(), tables, [item])).values().next().value;
+    if (found === undefined) throw new Error('internal: an idempotency key conflicted with no run');
+    item.resolve({ kind: 'existing', run: found });
+  } catch (error) {
+    item.reject(
+      classify(error, outcome, 'task.start', { runId, ...(idempotencyKey === null ? {} : { idempotencyKey }) }),
+    );
+  }
 }
 
 /**
@@ -175,6 +201,11 @@ export function transactBatcher(
         } catch (error) {
           const state = sqlState(error);
           if (attempt < ATTEMPTS && state !== undefined && RETRYABLE.has(state)) continue;
+          // One write the server refused fails the statement of all: each plan runs again in a transaction of its own.
+          if (batch.length > 1 && statementRefused(error)) {
+            await Promise.all(batch.map((item) => transactAlone(item, tables, transaction, known)));
+            return;
+          }
           for (const item of batch) {
             known.forget(item.runId);
             item.reject(classify(error, outcome, 'store.transact', { runId: item.runId }));
@@ -258,6 +289,21 @@ async function writeInOneTrip(
     }
   }
   return rest;
+}
+
+/** One pure plan in a transaction of its own, after its batch's transaction was refused: its own outcome. */
+async function transactAlone(item: TransactItem, tables: Tables, transaction: Transaction, known: KnownRuns) {
+  const outcome = new OutcomeTracker();
+  known.forget(item.runId);
+  try {
+    const [result] = await transaction(outcome, (tx) => runPlans(tx, tables, [item], null));
+    const settled = result as Settled;
+    if (settled.ok && settled.run !== null) known.committed(settled.run);
+    if (settled.ok) item.resolve(settled.value);
+    else item.reject(settled.error);
+  } catch (error) {
+    item.reject(classify(error, outcome, 'store.transact', { runId: item.runId }));
+  }
 }
 
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };

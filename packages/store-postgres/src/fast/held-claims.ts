@@ -45,6 +45,8 @@ const NO_EVENTS: readonly CallbackEventRecord[] = Object.freeze([]);
 export interface HeldGroup {
   closed: boolean;
   runs: HeldRun[];
+  /** The writes `close` answered, in the order of `runs` (kept to write them again one by one, see `alone`). */
+  writes: PendingWrite[] | null;
   done: Promise<void>;
   finish: () => void;
 }
@@ -65,7 +67,7 @@ export class HeldClaims {
     const done = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const group: HeldGroup = { closed: false, runs: [], done, finish };
+    const group: HeldGroup = { closed: false, runs: [], writes: null, done, finish };
     for (let i = 0; i < writes.length; i++) {
       const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {
@@ -131,7 +133,43 @@ export class HeldClaims {
       run.history = NO_HISTORY;
       run.events = NO_EVENTS;
     }
+    group.writes = writes;
     return writes;
+  }
+
+  /**
+   * The group's transaction was refused by the server for one of its writes, and rolled back: nothing of it holds,
+   * the claims included. Each run's write (its claim and what was folded into it) is tried again in a transaction of
+   * its own, guarded by the row's revision as selected (another worker may have claimed the run meanwhile): the
+   * write at fault gets the error, the others land. `write` runs one write and answers whether it landed.
+   */
+  async alone(
+    group: HeldGroup,
+    known: KnownRuns,
+    write: (pending: PendingWrite) => Promise<boolean>,
+    error: (runId: string, cause: unknown) => unknown,
+  ): Promise<void> {
+    const writes = group.writes ?? [];
+    await Promise.all(
+      group.runs.map(async (run, i) => {
+        const pending = writes[i];
+        let landed = false;
+        let failure: unknown = null;
+        try {
+          landed = pending !== undefined && (await write(pending));
+        } catch (cause) {
+          failure = cause;
+        }
+        this.release(run);
+        if (landed) known.committed(run.latest);
+        else known.forget(run.runId);
+        for (const fused of run.fused) {
+          if (landed) fused.resolve(fused.value);
+          else fused.reject(error(run.runId, failure));
+        }
+      }),
+    );
+    group.finish();
   }
 
   /** Whether a closed group folded any plan in (its commit must then wait for the flush, as every settle's does). */
