@@ -42,7 +42,10 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         query: { n: 1 },
         replayGeneration: 0,
       });
-      const outcomes = telemetry.filter((e) => e.type === 'delivery').map((e) => (e as { outcome: string }).outcome);
+      // A delivery is reported once its settle's write has resolved, which can be just after the read above.
+      const delivered = () => telemetry.filter((e) => e.type === 'delivery');
+      await waitFor(() => delivered().length === 3, 'the third delivery to be reported');
+      const outcomes = delivered().map((e) => (e as { outcome: string }).outcome);
       expect(outcomes).toEqual(['retrying', 'retrying', 'delivered']);
       expect(
         telemetry.filter((e) => e.type === 'transition').map((e) => (e as { entry: { reason: string } }).entry.reason),
