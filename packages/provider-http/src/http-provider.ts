@@ -31,14 +31,37 @@ export interface HttpProvider extends ModelProvider {
   readonly baseUrl: string;
 }
 
+/** A NUL or a lone surrogate: what no model name, header or URL holds. */
+const BAD_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 const optionsSchema = strictObject({
   kind: v.picklist(['openai-compatible', 'anthropic', 'gemini']),
-  baseUrl: v.pipe(v.string(), v.url()),
-  model: v.pipe(v.string(), v.minLength(1)),
+  baseUrl: v.pipe(
+    v.string(),
+    v.url(),
+    v.check((url) => /^https?:\/\//i.test(url), 'baseUrl must be an http:// or https:// URL'),
+  ),
+  model: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxBytes(256),
+    v.check((model) => !BAD_TEXT.test(model), 'model is well-formed text without NUL'),
+  ),
   apiKey: v.optional(v.pipe(v.string(), v.minLength(1))),
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
   maxTokensField: v.optional(v.pipe(v.string(), v.minLength(1))),
-  headers: v.optional(v.record(v.string(), v.string())),
+  headers: v.optional(
+    v.pipe(
+      v.custom<Record<string, string>>(
+        (headers) => typeof headers === 'object' && headers !== null && !Array.isArray(headers),
+        'headers is an object of names and values',
+      ),
+      v.record(
+        v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header name is a token (RFC 9110)')),
+        v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'a header value holds no CR, LF or NUL')),
+      ),
+    ),
+  ),
   options: v.optional(v.record(v.string(), v.unknown())),
   name: v.optional(v.pipe(v.string(), v.minLength(1))),
 });

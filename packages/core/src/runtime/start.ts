@@ -52,7 +52,7 @@ const startSchema = strictObject({
   trigger: v.optional(
     v.union([
       strictObject({ at: v.union([v.string(), v.date()]) }),
-      strictObject({ event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128)) }),
+      strictObject({ event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128), cleanText) }),
     ]),
   ),
   limits: v.optional(

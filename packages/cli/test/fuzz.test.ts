@@ -1,0 +1,292 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQueue, ERROR_CODES, isDocketError, type Queue } from '@docket/core';
+import { httpProvider } from '@docket/provider-http';
+import { sqliteStore } from '@docket/store-sqlite';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/main.js';
+
+/** Runs per entry point: eight entry points, so every run of the suite refuses at least 1,200 generated inputs. */
+const RUNS = 150;
+
+const dir = mkdtempSync(join(tmpdir(), 'docket-fuzz-'));
+const file = join(dir, 'docket.sqlite');
+let queue: Queue;
+let task: ReturnType<Queue['define']>;
+let runId: string;
+let revision: number;
+
+/** The store's bytes: the database file and its write-ahead log. A refused input must leave both as they were. */
+const fingerprint = () =>
+  createHash('sha256')
+    .update(readFileSync(file))
+    .update(existsSync(`${file}-wal`) ? readFileSync(`${file}-wal`) : '')
+    .digest('hex');
+
+/** Expects `call` to be refused with a documented `DocketError` code. */
+async function refused(call: () => unknown): Promise<void> {
+  let error: unknown = null;
+  try {
+    await call();
+  } catch (caught) {
+    error = caught;
+  }
+  if (!isDocketError(error)) throw new Error(`accepted, or refused without a DocketError: ${String(error)}`);
+  if (!(error.code in ERROR_CODES)) throw new Error(`undocumented code ${error.code}`);
+}
+
+// Values no option of Docket takes where a specific type is asked for.
+const notAString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }));
+const notAnInteger = fc.oneof(
+  fc.double({ noInteger: true }),
+  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, -1, 2 ** 53),
+  fc.string(),
+  fc.constant(null),
+);
+// Strings no key, id, name, reason or command id takes: empty, NUL, lone surrogates, or far too long.
+const badText = fc.oneof(
+  fc.constant(''),
+  fc.string().map((s) => `${s}\u0000`),
+  fc.string().map((s) => `${s}\ud800`),
+  fc.string().map((s) => `\udfff${s}`),
+  fc.constant('x'.repeat(5000)),
+);
+// Keys that are never options, named like Object.prototype members among them.
+const unknownKey = fc.oneof(
+  fc.constantFrom('constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__x', 'isPrototypeOf'),
+  fc.string({ minLength: 1, maxLength: 12 }).map((s) => `zz_${s}`),
+);
+// Values that are not JSON.
+const notJson = fc.oneof(
+  fc.constant(() => 1),
+  fc.constant(Symbol('s')),
+  fc.bigInt(),
+  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY),
+  fc.constant(new Date(0)),
+  fc.constant(new Map()),
+);
+/** One field of `base` replaced by `value`, or an unknown key added. */
+const mutated = (base: Record<string, unknown>, fields: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.oneof(
+    ...Object.entries(fields).map(([key, bad]) => bad.map((value) => ({ ...base, [key]: value }))),
+    fc.tuple(unknownKey, fc.anything()).map(([key, value]) => ({ ...base, [key]: value })),
+  );
+
+beforeAll(async () => {
+  queue = createQueue({
+    store: sqliteStore({ filename: file, checkpointMs: 0 }),
+    runtime: { mode: 'producer' },
+    logger: false,
+  });
+  task = queue.define({ name: 'fuzzed', version: '1', events: ['success'] });
+  await queue.ready();
+  ({ runId } = await task.start({ query: { n: 1 }, trigger: { event: 'go' } }));
+  revision = (await task.get(runId))?.revision as number;
+});
+afterAll(async () => {
+  await queue.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('generated malformed inputs', () => {
+  /** Checks `arbitrary` inputs against `call`: each refused with a documented code, the store unchanged. */
+  async function fuzz<T>(arbitrary: fc.Arbitrary<T>, call: (input: T) => unknown): Promise<void> {
+    const before = fingerprint();
+    await fc.assert(
+      fc.asyncProperty(arbitrary, (input) => refused(() => call(input))),
+      { numRuns: RUNS },
+    );
+    expect(fingerprint()).toBe(before);
+  }
+
+  it('createQueue options', async () => {
+    await fuzz(
+      mutated(
+        {},
+        {
+          namespace: fc.oneof(badText, notAString, fc.constantFrom('a/b', ' x', '.x')),
+          runtime: fc.oneof(
+            notAString,
+            notAnInteger.map((concurrency) => ({ concurrency })),
+            fc.constantFrom({ mode: 'both' }, [], { concurrency: 5000 }),
+          ),
+          protocol: fc.oneof(
+            fc.integer({ max: 2999 }).map((leaseMs) => ({ leaseMs })),
+            notAnInteger.map((pollMs) => ({ pollMs })),
+            fc.constant([]),
+          ),
+          logger: fc.oneof(fc.constant(true), fc.constant({}), fc.string()),
+          logPayloads: fc.oneof(fc.integer(), fc.string(), fc.constant(null)),
+          telemetry: fc.oneof(fc.constant({ tracer: {} }), fc.constant({ sink: 1 }), fc.constant([])),
+        },
+      ),
+      (options) => createQueue({ ...(options as object), store: sqliteStore({ filename: file }) } as never),
+    );
+  });
+
+  it('task definitions', async () => {
+    const probe = createQueue({ store: sqliteStore({ filename: file, checkpointMs: 0 }), logger: false });
+    await fuzz(
+      mutated(
+        { name: 'ok', version: '1' },
+        {
+          name: fc.oneof(badText, notAString, fc.constantFrom('has space', 'a/b')),
+          version: fc.oneof(badText, notAString),
+          policy: fc.oneof(
+            notAnInteger.map((attempts) => ({ attempts })),
+            fc.constant({ backoff: { baseMs: 10, maxMs: 1 } }),
+            fc.constant('fast'),
+          ),
+          events: fc.oneof(fc.constant(['sometimes']), notAString),
+          recovery: fc.string().filter((s) => s !== 'automatic' && s !== 'manual'),
+        },
+      ),
+      (definition) => probe.define(definition as never),
+    );
+  });
+
+  it('task.start inputs', async () => {
+    await fuzz(
+      fc.oneof(
+        mutated(
+          { query: { n: 2 } },
+          {
+            query: notJson,
+            idempotencyKey: fc.oneof(badText, notAString),
+            priority: fc.oneof(
+              fc.double({ noInteger: true }),
+              fc.integer({ min: 1001 }),
+              fc.integer({ max: -1001 }),
+              fc.string(),
+              fc.constant(null),
+            ),
+            trigger: fc.oneof(
+              fc.constantFrom('2027-02-30T00:00:00Z', 'soon', '2027-13-01T00:00:00Z').map((at) => ({ at })),
+              badText.map((event) => ({ event })),
+              fc.constant({ at: '2027-01-01T00:00:00Z', event: 'both' }),
+            ),
+            limits: fc.oneof(
+              notAnInteger.map((modelCalls) => ({ modelCalls })),
+              fc.constant({ deadlineAt: 'tomorrow' }),
+            ),
+          },
+        ),
+        fc.oneof(notAString, fc.constant({})),
+      ),
+      (input) => task.start(input as never),
+    );
+  });
+
+  it('task.startMany inputs', async () => {
+    await fuzz(
+      fc.oneof(
+        fc.constant([]),
+        fc.constant(Array.from({ length: 1001 }, (_, i) => ({ query: i }))),
+        notAString,
+        fc
+          .tuple(fc.integer({ min: 0, max: 5 }), notJson)
+          .map(([at, query]) => Array.from({ length: 6 }, (_, i) => ({ query: i === at ? query : i }))),
+        fc
+          .tuple(fc.integer({ min: 0, max: 5 }), badText)
+          .map(([at, key]) =>
+            Array.from({ length: 6 }, (_, i) => ({ query: i, ...(i === at ? { idempotencyKey: key } : {}) })),
+          ),
+      ),
+      (inputs) => task.startMany(inputs as never),
+    );
+  });
+
+  it('events.deliver', async () => {
+    await fuzz(
+      fc.oneof(
+        mutated(
+          { id: 'e-1', type: 'go' },
+          { id: fc.oneof(badText, notAString), type: fc.oneof(badText, notAString), payload: notJson },
+        ).map((event) => ({ target: runId, event })),
+        fc.oneof(badText, notAString, fc.constant('not-a-run-id')).map((target) => ({
+          target,
+          event: { id: 'e-2', type: 'go' },
+        })),
+      ),
+      ({ target, event }) => queue.events.deliver(target as never, event as never),
+    );
+  });
+
+  it('operator commands', async () => {
+    const command = { runId: '', expectedRevision: 0, reason: 'because', commandId: 'c-1' };
+    await fuzz(
+      fc.tuple(
+        fc.constantFrom('pause', 'resume', 'cancel', 'retry') as fc.Arbitrary<'pause' | 'resume' | 'cancel' | 'retry'>,
+        mutated(
+          { ...command, runId },
+          {
+            runId: fc.oneof(badText, notAString, fc.constant('0123')),
+            expectedRevision: fc.oneof(notAnInteger, fc.constant(0)),
+            reason: fc.oneof(badText, notAString),
+            commandId: fc.oneof(badText, notAString),
+          },
+        ).map((c) => ({ ...c, expectedRevision: c.expectedRevision === 0 ? revision + 0.5 : c.expectedRevision })),
+      ),
+      ([verb, input]) => queue.operator.runs[verb](input as never),
+    );
+  });
+
+  it('provider configuration', async () => {
+    await fuzz(
+      mutated(
+        { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' },
+        {
+          kind: fc.oneof(badText, fc.constantFrom('openai', 'claude', '')),
+          baseUrl: fc.oneof(badText, fc.constantFrom('ftp://x', 'not a url', 'http://')),
+          model: fc.oneof(badText, notAString),
+          headers: fc.oneof(notAString, fc.constant({ 'bad header': 'x' })),
+        },
+      ),
+      (config) => httpProvider(config as never),
+    );
+  });
+
+  it('docket command flags: usage errors exit 2, refused values exit 1 with their code', async () => {
+    const before = fingerprint();
+    const words = fc.constantFrom(
+      'runs',
+      'list',
+      'get',
+      'pause',
+      'stats',
+      'dead-letters',
+      'replay',
+      'schedules',
+      'gc',
+      'health',
+      '--limit',
+      '--task',
+      '--status',
+      '--reason',
+      '--expected-revision',
+      '--cursor',
+      '--bogus',
+      '-x',
+      '--',
+    );
+    const values = fc.oneof(
+      words,
+      badText.filter((s) => s !== ''),
+      fc.constantFrom('-1', '1.5', 'abc', '999999'),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(values, { minLength: 1, maxLength: 6 }), async (argv) => {
+        const err: string[] = [];
+        const io = { out: () => undefined, err: (t: string) => err.push(t), colour: false, env: {}, cwd: dir };
+        const code = await main(['--db', file, ...argv, '--status', 'nonsense'], io);
+        expect([1, 2]).toContain(code);
+        if (code === 1) expect(err.join('\n')).toMatch(/^[A-Z_]+: /);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(fingerprint()).toBe(before);
+  });
+});
