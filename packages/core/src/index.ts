@@ -61,6 +61,7 @@ export type {
   PageOutcome,
   PageSpan,
   PageSpanInfo,
+  SettledInfo,
   StartSpan,
   StartSpanInfo,
   TelemetryEvent,

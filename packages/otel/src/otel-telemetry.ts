@@ -1,14 +1,4 @@
-import {
-  isTerminal,
-  type PageOutcome,
-  type PageSpan,
-  type PageSpanInfo,
-  type QueueOptions,
-  type StartSpan,
-  type StartSpanInfo,
-  type TelemetryEvent,
-  type Tracer,
-} from '@docket/core';
+import type { PageOutcome, PageSpan, PageSpanInfo, QueueOptions, StartSpan, StartSpanInfo, Tracer } from '@docket/core';
 import {
   type Attributes,
   type Counter,
@@ -34,10 +24,8 @@ export interface OtelTelemetryOptions {
 
 /** The `telemetry` option of `createQueue`, as `otelTelemetry` makes it. */
 export type DocketTelemetry = NonNullable<QueueOptions['telemetry']> & {
-  /** The span hooks: `docket.start` and `docket.page`. */
+  /** The hooks: `docket.start` and `docket.page` spans, and finished runs for `docket.runs.settled`. */
   tracer: Tracer;
-  /** Counts runs that reached a terminal status (`docket.runs.settled`). */
-  sink: (event: TelemetryEvent) => void;
 };
 
 /** The instrumentation scope Docket's spans and metrics carry. */
@@ -76,78 +64,101 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): DocketTelemet
       unit: 's',
     }),
   };
+  const tasks = new TaskAttributes();
   return {
     tracer: {
-      startSpan: (info) => startSpan(tracer, instruments, info),
-      pageSpan: (info) => pageSpan(tracer, instruments, info),
-    },
-    sink: (event) => {
-      if (event.type !== 'transition' || !isTerminal(event.entry.to)) return;
-      instruments.settled.add(1, {
-        'docket.task.name': event.task.name,
-        'docket.task.version': event.task.version,
-        'docket.run.status': event.entry.to,
-      });
+      startSpan: (info) => startSpan(tracer, instruments, tasks.of(info.task), info),
+      pageSpan: (info) => pageSpan(tracer, instruments, tasks, info),
+      settled: (info) => instruments.settled.add(1, tasks.withStatus(info.task, info.status)),
     },
   };
 }
 
-/** The attributes every span and metric of one task carries. */
-function taskAttributes(task: { name: string; version: string }): Attributes {
-  return { 'docket.task.name': task.name, 'docket.task.version': task.version };
+/**
+ * The attributes of each task, and of each task and status, made once: every page records two metrics with them, and
+ * a new object per page was a measurable part of tracing's cost when no SDK is registered.
+ */
+class TaskAttributes {
+  private readonly byTask = new Map<string, Attributes>();
+  private readonly byStatus = new Map<string, Attributes>();
+
+  /** `docket.task.name` and `docket.task.version`. */
+  of(task: { name: string; version: string }): Attributes {
+    const key = `${task.name}\u0000${task.version}`;
+    let found = this.byTask.get(key);
+    if (found === undefined) {
+      found = Object.freeze({ 'docket.task.name': task.name, 'docket.task.version': task.version });
+      this.byTask.set(key, found);
+    }
+    return found;
+  }
+
+  /** The task's attributes and `docket.run.status`. */
+  withStatus(task: { name: string; version: string }, status: string): Attributes {
+    const key = `${task.name}\u0000${task.version}\u0000${status}`;
+    let found = this.byStatus.get(key);
+    if (found === undefined) {
+      found = Object.freeze({ ...this.of(task), 'docket.run.status': status });
+      this.byStatus.set(key, found);
+    }
+    return found;
+  }
 }
 
 /** `docket.start`: a producer span in the caller's context; its context is stored with the runs it creates. */
-function startSpan(tracer: OtelTracer, instruments: Instruments, info: StartSpanInfo): StartSpan {
-  const attributes = { ...taskAttributes(info.task), 'docket.namespace': info.namespace, 'docket.count': info.count };
-  const span = tracer.startSpan('docket.start', { kind: SpanKind.PRODUCER, attributes });
+function startSpan(tracer: OtelTracer, instruments: Instruments, task: Attributes, info: StartSpanInfo): StartSpan {
+  const span = tracer.startSpan('docket.start', START_OPTIONS);
+  const recording = span.isRecording();
+  if (recording) span.setAttributes({ ...task, 'docket.namespace': info.namespace, 'docket.count': info.count });
   return {
     traceParent: formatTraceParent(span.spanContext()),
     end(outcome) {
-      if ('error' in outcome) failed(span, outcome.error);
-      else {
-        span.setAttribute('docket.created', outcome.created);
-        if (outcome.created > 0) instruments.started.add(outcome.created, taskAttributes(info.task));
+      if ('error' in outcome) {
+        if (recording) failed(span, outcome.error);
+      } else {
+        if (recording) span.setAttribute('docket.created', outcome.created);
+        if (outcome.created > 0) instruments.started.add(outcome.created, task);
       }
       span.end();
     },
   };
 }
 
+/** The options of every start span (its attributes are set once it is known to record). */
+const START_OPTIONS = Object.freeze({ kind: SpanKind.PRODUCER });
+
 /** `docket.page`: a consumer span linked to the run's start span, with the page's outcome as its status. */
-function pageSpan(tracer: OtelTracer, instruments: Instruments, info: PageSpanInfo): PageSpan {
-  const task = taskAttributes(info.task);
-  const start = parseTraceParent(info.traceParent);
-  const span = tracer.startSpan(
-    'docket.page',
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        ...task,
-        'docket.namespace': info.namespace,
-        'docket.run_id': info.runId,
-        'docket.page': info.page,
-        'docket.attempt': info.attempt,
-      },
-      links: start === null ? [] : [{ context: start }],
-    },
-    ROOT_CONTEXT,
-  );
+function pageSpan(tracer: OtelTracer, instruments: Instruments, tasks: TaskAttributes, info: PageSpanInfo): PageSpan {
+  const task = tasks.of(info.task);
+  const span = tracer.startSpan('docket.page', PAGE_OPTIONS, ROOT_CONTEXT);
+  const recording = span.isRecording();
+  if (recording) {
+    span.setAttributes({
+      ...task,
+      'docket.namespace': info.namespace,
+      'docket.run_id': info.runId,
+      'docket.page': info.page,
+      'docket.attempt': info.attempt,
+    });
+    const start = parseTraceParent(info.traceParent);
+    if (start !== null) span.addLink({ context: start });
+  }
   if (info.dueAt !== null) instruments.queueTime.record(Math.max(0, info.claimedAt - info.dueAt) / 1000, task);
   const begun = performance.now();
-  const active = trace.setSpan(context.active(), span);
   return {
-    around: (body) => context.with(active, body),
+    // Only a recording span needs the handler in its context (its children); a no-op one would only cost the call.
+    ...(recording ? { around: <T>(body: () => T) => context.with(trace.setSpan(context.active(), span), body) } : {}),
     end(outcome) {
-      ended(span, outcome);
-      instruments.pageDuration.record((performance.now() - begun) / 1000, {
-        ...task,
-        'docket.run.status': outcome?.status ?? 'running',
-      });
+      if (recording) ended(span, outcome);
+      const status = outcome?.status ?? 'running';
+      instruments.pageDuration.record((performance.now() - begun) / 1000, tasks.withStatus(info.task, status));
       span.end();
     },
   };
 }
+
+/** The options of every page span (its attributes and link are set once it is known to record). */
+const PAGE_OPTIONS = Object.freeze({ kind: SpanKind.CONSUMER });
 
 /** Sets a page span's status from how the page ended: an error when it failed or will be retried. */
 function ended(span: Span, outcome: PageOutcome | null): void {

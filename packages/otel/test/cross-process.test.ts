@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
-import { waitForStatus } from '@docket/core/testing';
+import { waitFor, waitForStatus } from '@docket/core/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { otelTelemetry } from '../src/index.js';
@@ -72,6 +72,7 @@ describe('a run started in one process and executed in another', () => {
     const task = consumer.define<string>({ name: 'crossing', version: '1' }, { execute: (ctx) => ctx.end() });
     await consumer.ready();
     await waitForStatus(task, produced.runId, 'success');
+    await waitFor(() => sdk.spans('docket.page').length === 1, 'the page span');
     const [page] = sdk.spans('docket.page');
     expect(page?.attributes['docket.run_id']).toBe(produced.runId);
     expect(page?.links.map((link) => link.context)).toMatchObject([

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createQueue, NonRetryableError, type Queue, type Store } from '@docket/core';
-import { waitForStatus } from '@docket/core/testing';
+import { waitFor, waitForStatus } from '@docket/core/testing';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -86,6 +86,7 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
     const { task } = await openQueue(sdk);
     const { runId } = await task.start({ query: { pages: 2 } });
     await waitForStatus(task, runId, 'success');
+    await waitFor(() => sdk.spans('docket.page').length === 2, 'the second page span');
     const [start] = sdk.spans('docket.start');
     expect(start?.kind).toBe(SpanKind.PRODUCER);
     expect(start?.attributes).toMatchObject({
@@ -122,6 +123,8 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
     const [failed, ok] = await task.startMany([{ query: { pages: 1, fail: true } }, { query: { pages: 3 } }]);
     await waitForStatus(task, failed?.runId as string, 'failed');
     await waitForStatus(task, ok?.runId as string, 'success');
+    // A page's span and metrics end once its settle's write has resolved, which can be just after the read above.
+    await waitFor(() => sdk.spans('docket.page').length === 4, 'the fourth page span');
     const starts = sdk.spans('docket.start');
     expect(starts.map((span) => span.attributes)).toMatchObject([{ 'docket.count': 2, 'docket.created': 2 }]);
     const failedPage = sdk.spans('docket.page').find((span) => span.attributes['docket.run_id'] === failed?.runId);

@@ -31,8 +31,8 @@ export interface HttpProvider extends ModelProvider {
   readonly baseUrl: string;
 }
 
-/** A NUL or a lone surrogate: what no model name, header or URL holds. */
-const BAD_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** A lone surrogate: what no model name holds (a NUL is checked apart). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const optionsSchema = strictObject({
   kind: v.picklist(['openai-compatible', 'anthropic', 'gemini']),
@@ -45,7 +45,10 @@ const optionsSchema = strictObject({
     v.string(),
     v.minLength(1),
     v.maxBytes(256),
-    v.check((model) => !BAD_TEXT.test(model), 'model is well-formed text without NUL'),
+    v.check(
+      (model) => !LONE_SURROGATE.test(model) && !model.includes('\u0000'),
+      'model is well-formed text without NUL',
+    ),
   ),
   apiKey: v.optional(v.pipe(v.string(), v.minLength(1))),
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),

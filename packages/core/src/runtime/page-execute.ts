@@ -30,8 +30,8 @@ export function executePage(
   callerSignal?: AbortSignal,
 ): Promise<void> {
   if (!engine.tracing.enabled) return executeUntraced(engine, task, run, callerSignal);
-  engine.tracing.pageStarted(run);
-  return executeUntraced(engine, task, run, callerSignal).finally(() => engine.tracing.pageEnded(run.runId));
+  const page = engine.tracing.pageStarted(run);
+  return executeUntraced(engine, task, run, callerSignal).finally(() => engine.tracing.pageEnded(run.runId, page));
 }
 
 /** `executePage` without its span. */
@@ -132,7 +132,8 @@ function runPage(page: Page): Promise<void> {
     flight,
   );
 
-  engine.tracing.around(run.runId, () => flight.run(handlers, ctx));
+  if (engine.tracing.enabled) engine.tracing.around(run.runId, () => flight.run(handlers, ctx));
+  else flight.run(handlers, ctx);
   // A handler that returned (or threw) synchronously has ended, and its outcome wins over any stop that could come
   // later: it gets no timers, and its settle starts now.
   const outcome = flight.result;

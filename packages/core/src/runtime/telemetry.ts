@@ -80,6 +80,17 @@ export interface Tracer {
   startSpan(info: StartSpanInfo): StartSpan | null;
   /** A claimed page begins; answers its span, or `null` to trace nothing. */
   pageSpan(info: PageSpanInfo): PageSpan | null;
+  /** Optional: a run reached a terminal status in a write of this process (a page's, an operator's, a deadline's). */
+  settled?(info: SettledInfo): void;
+}
+
+/** What `Tracer.settled` is told: the run that finished and how. */
+export interface SettledInfo {
+  namespace: string;
+  runId: string;
+  task: { name: string; version: string };
+  status: RunStatus;
+  reason: Reason;
 }
 
 /**

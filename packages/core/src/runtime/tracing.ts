@@ -1,8 +1,14 @@
-import type { RunRecord } from '../machine/run-types.js';
+import { isTerminal, type RunRecord } from '../machine/run-types.js';
 import type { RunWrite } from '../store/contract.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { Engine } from './engine.js';
 import { type PageOutcome, type PageSpan, type StartSpan, traced } from './telemetry.js';
+
+/** One executing page's span and the outcome its writes left so far. */
+export interface PageTrace {
+  span: PageSpan;
+  outcome: PageOutcome | null;
+}
 
 /**
  * The spans of `telemetry.tracer` as the runtime drives them: one per start call, one per executed page. Without a
@@ -10,7 +16,7 @@ import { type PageOutcome, type PageSpan, type StartSpan, traced } from './telem
  */
 export class Tracing {
   /** Pages in flight with a span, by run id: the outcome each page's writes left, until the page settles. */
-  private readonly pages = new Map<string, { span: PageSpan; outcome: PageOutcome | null }>();
+  private readonly pages = new Map<string, PageTrace>();
   /** The due time of each run this process claimed, read from the run before its claim (for the queue time). */
   private readonly dueAtClaim = new Map<string, number | null>();
 
@@ -50,10 +56,13 @@ export class Tracing {
     if (this.dueAtClaim.size > 0) this.dueAtClaim.clear();
   }
 
-  /** A claimed page of `run` begins to execute: opens its span. */
-  pageStarted(run: RunRecord): void {
+  /**
+   * A claimed page of `run` begins to execute: opens its span, and answers the handle `pageEnded` takes (the run's
+   * next page can begin before this one's execution has settled).
+   */
+  pageStarted(run: RunRecord): PageTrace | null {
     const tracer = this.engine.options.telemetry.tracer;
-    if (tracer === null) return;
+    if (tracer === null) return null;
     const dueAt = this.dueAtClaim.get(run.runId) ?? null;
     this.dueAtClaim.delete(run.runId);
     const span = traced(this.engine.log, 'pageSpan', () =>
@@ -68,7 +77,10 @@ export class Tracing {
         claimedAt: run.updatedAt,
       }),
     );
-    if (span !== null) this.pages.set(run.runId, { span, outcome: null });
+    if (span === null) return null;
+    const page: PageTrace = { span, outcome: null };
+    this.pages.set(run.runId, page);
+    return page;
   }
 
   /** Runs `body` (the call of the page's handler) inside the page span's context, when its span offers one. */
@@ -78,11 +90,25 @@ export class Tracing {
     return span?.around === undefined ? body() : span.around(body);
   }
 
-  /** A write of a run whose page is in flight here: the page's outcome so far. */
+  /** A write of this process: a run that finished is reported; a run whose page is in flight gets its outcome. */
   written(write: RunWrite): void {
+    const tracer = this.engine.options.telemetry.tracer;
+    if (tracer === null) return;
+    if (tracer.settled !== undefined && isTerminal(write.run.status) && write.history.length > 0) {
+      const { run } = write;
+      const info = {
+        namespace: run.namespace,
+        runId: run.runId,
+        task: { name: run.taskName, version: run.taskVersion },
+        status: run.status,
+        reason: run.reason,
+      };
+      traced(this.engine.log, 'settled', () => tracer.settled?.(info));
+    }
     if (this.pages.size === 0) return;
     const page = this.pages.get(write.run.runId);
-    if (page === undefined) return;
+    // A claim is the next page's start, written before that page's span exists: it is no outcome of this one.
+    if (page === undefined || write.run.reason === 'CLAIMED') return;
     const { run } = write;
     page.outcome = {
       status: run.status,
@@ -92,10 +118,9 @@ export class Tracing {
   }
 
   /** The page of `runId` settled: ends its span with what its writes left (`null`: nothing was written). */
-  pageEnded(runId: string): void {
-    const page = this.pages.get(runId);
-    if (page === undefined) return;
-    this.pages.delete(runId);
+  pageEnded(runId: string, page: PageTrace | null): void {
+    if (page === null) return;
+    if (this.pages.get(runId) === page) this.pages.delete(runId);
     traced(this.engine.log, 'pageSpan.end', () => page.span.end(page.outcome));
   }
 }
