@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
+import { medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
@@ -474,19 +475,12 @@ async function docketStats({ finished, schema }) {
     await client.query(`VACUUM ANALYZE ${runs}`);
     await client.end();
   }
-  for (let i = 0; i < 10; i++) await queue.operator.stats();
-  const samples = [];
-  for (let i = 0; i < 101; i++) {
-    const t = performance.now();
-    await queue.operator.stats();
-    samples.push(performance.now() - t);
-  }
+  const ms = await medianStatsMs(queue);
   const stats = await queue.operator.stats();
   if (stats.byStatus.success !== finished) throw new Error(`counted ${stats.byStatus.success} of ${finished}`);
   await queue.close();
   await dropSchema(schema);
-  samples.sort((a, b) => a - b);
-  return { ms: Math.round(samples[50] * 1000) / 1000 };
+  return { ms };
 }
 
 const scenarios = {

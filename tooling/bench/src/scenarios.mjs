@@ -11,6 +11,7 @@ import { sqliteStore } from '@docket/store-sqlite';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Database from 'better-sqlite3';
+import { medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
@@ -390,16 +391,9 @@ async function docketStats({ filename }) {
   const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
   queue.define(definition);
   await queue.ready();
-  for (let i = 0; i < 10; i++) await queue.operator.stats();
-  const samples = [];
-  for (let i = 0; i < 101; i++) {
-    const t = performance.now();
-    await queue.operator.stats();
-    samples.push(performance.now() - t);
-  }
+  const ms = await medianStatsMs(queue);
   await queue.close();
-  samples.sort((a, b) => a - b);
-  return { ms: Math.round(samples[50] * 1000) / 1000 };
+  return { ms };
 }
 
 const scenarios = {
