@@ -4,12 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createQueue, ERROR_CODES, isDocketError, type Queue } from '@docket/core';
 import { httpProvider } from '@docket/provider-http';
+import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
 import fc from 'fast-check';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main.js';
 
-/** Runs per entry point: eight entry points, so every run of the suite refuses at least 1,200 generated inputs. */
+/**
+ * Runs per entry point: eight entry points, so every run of the suite refuses at least 1,200 generated inputs (and
+ * 300 more on PostgreSQL when the server is there).
+ */
 const RUNS = 150;
 
 const dir = mkdtempSync(join(tmpdir(), 'docket-fuzz-'));
@@ -74,6 +79,49 @@ const mutated = (base: Record<string, unknown>, fields: Record<string, fc.Arbitr
     ...Object.entries(fields).map(([key, bad]) => bad.map((value) => ({ ...base, [key]: value }))),
     fc.tuple(unknownKey, fc.anything()).map(([key, value]) => ({ ...base, [key]: value })),
   );
+
+/** Malformed `task.start` inputs: one field of a good input spoiled, an unknown key, or no object at all. */
+const startInputs = fc.oneof(
+  mutated(
+    { query: { n: 2 } },
+    {
+      query: notJson,
+      idempotencyKey: fc.oneof(badText, notAString),
+      priority: fc.oneof(
+        fc.double({ noInteger: true }),
+        fc.integer({ min: 1001 }),
+        fc.integer({ max: -1001 }),
+        fc.string(),
+        fc.constant(null),
+      ),
+      trigger: fc.oneof(
+        fc.constantFrom('2027-02-30T00:00:00Z', 'soon', '2027-13-01T00:00:00Z').map((at) => ({ at })),
+        badText.map((event) => ({ event })),
+        fc.constant({ at: '2027-01-01T00:00:00Z', event: 'both' }),
+      ),
+      limits: fc.oneof(
+        notAnInteger.map((modelCalls) => ({ modelCalls })),
+        fc.constant({ deadlineAt: 'tomorrow' }),
+      ),
+    },
+  ),
+  fc.oneof(notAString, fc.constant({})),
+);
+
+/** Malformed `task.startMany` inputs: too few or too many, not an array, or one bad input among good ones. */
+const startManyInputs = fc.oneof(
+  fc.constant([]),
+  fc.constant(Array.from({ length: 1001 }, (_, i) => ({ query: i }))),
+  notAString,
+  fc
+    .tuple(fc.integer({ min: 0, max: 5 }), notJson)
+    .map(([at, query]) => Array.from({ length: 6 }, (_, i) => ({ query: i === at ? query : i }))),
+  fc
+    .tuple(fc.integer({ min: 0, max: 5 }), badText)
+    .map(([at, key]) =>
+      Array.from({ length: 6 }, (_, i) => ({ query: i, ...(i === at ? { idempotencyKey: key } : {}) })),
+    ),
+);
 
 beforeAll(async () => {
   queue = createQueue({
@@ -149,54 +197,11 @@ describe('generated malformed inputs', () => {
   });
 
   it('task.start inputs', async () => {
-    await fuzz(
-      fc.oneof(
-        mutated(
-          { query: { n: 2 } },
-          {
-            query: notJson,
-            idempotencyKey: fc.oneof(badText, notAString),
-            priority: fc.oneof(
-              fc.double({ noInteger: true }),
-              fc.integer({ min: 1001 }),
-              fc.integer({ max: -1001 }),
-              fc.string(),
-              fc.constant(null),
-            ),
-            trigger: fc.oneof(
-              fc.constantFrom('2027-02-30T00:00:00Z', 'soon', '2027-13-01T00:00:00Z').map((at) => ({ at })),
-              badText.map((event) => ({ event })),
-              fc.constant({ at: '2027-01-01T00:00:00Z', event: 'both' }),
-            ),
-            limits: fc.oneof(
-              notAnInteger.map((modelCalls) => ({ modelCalls })),
-              fc.constant({ deadlineAt: 'tomorrow' }),
-            ),
-          },
-        ),
-        fc.oneof(notAString, fc.constant({})),
-      ),
-      (input) => task.start(input as never),
-    );
+    await fuzz(startInputs, (input) => task.start(input as never));
   });
 
   it('task.startMany inputs', async () => {
-    await fuzz(
-      fc.oneof(
-        fc.constant([]),
-        fc.constant(Array.from({ length: 1001 }, (_, i) => ({ query: i }))),
-        notAString,
-        fc
-          .tuple(fc.integer({ min: 0, max: 5 }), notJson)
-          .map(([at, query]) => Array.from({ length: 6 }, (_, i) => ({ query: i === at ? query : i }))),
-        fc
-          .tuple(fc.integer({ min: 0, max: 5 }), badText)
-          .map(([at, key]) =>
-            Array.from({ length: 6 }, (_, i) => ({ query: i, ...(i === at ? { idempotencyKey: key } : {}) })),
-          ),
-      ),
-      (inputs) => task.startMany(inputs as never),
-    );
+    await fuzz(startManyInputs, (inputs) => task.startMany(inputs as never));
   });
 
   it('events.deliver', async () => {
@@ -288,5 +293,52 @@ describe('generated malformed inputs', () => {
       { numRuns: RUNS },
     );
     expect(fingerprint()).toBe(before);
+  });
+});
+
+describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('generated malformed starts on PostgreSQL', () => {
+  const url = process.env.DOCKET_TEST_DATABASE_URL as string;
+  const schema = `docket_fuzz_${process.pid}`;
+  let pgQueue: Queue;
+  let pgTask: ReturnType<Queue['define']>;
+  let admin: pg.Pool;
+  beforeAll(async () => {
+    admin = new pg.Pool({ connectionString: url, max: 1 });
+    pgQueue = createQueue({
+      store: postgresStore({ connectionString: url, schema }),
+      runtime: { mode: 'producer' },
+      logger: false,
+    });
+    pgTask = pgQueue.define({ name: 'fuzzed', version: '1' });
+    await pgQueue.ready();
+  });
+  afterAll(async () => {
+    await pgQueue.close();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  /** The row count of every Docket table of the schema: a refused start must leave each as it was. */
+  async function counts(): Promise<Record<string, number>> {
+    const tables = ['docket_runs', 'docket_history', 'docket_events', 'docket_commands', 'docket_run_counts'];
+    const found: Record<string, number> = {};
+    for (const table of tables) {
+      found[table] = Number((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".${table}`)).rows[0].n);
+    }
+    return found;
+  }
+
+  it('refuses each start and startMany with a documented code, every table left as it was', async () => {
+    await pgTask.start({ query: 'one good run' }).catch(() => undefined);
+    const before = await counts();
+    await fc.assert(
+      fc.asyncProperty(startInputs, (input) => refused(() => pgTask.start(input as never))),
+      { numRuns: RUNS },
+    );
+    await fc.assert(
+      fc.asyncProperty(startManyInputs, (inputs) => refused(() => pgTask.startMany(inputs as never))),
+      { numRuns: RUNS },
+    );
+    expect(await counts()).toEqual(before);
   });
 });
