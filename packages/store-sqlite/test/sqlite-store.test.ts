@@ -193,10 +193,7 @@ describe('sqliteStore', () => {
     );
     await queue.ready();
     const { runId } = await task.start({ query: null });
-    const health = await waitFor(async () => {
-      const now = await queue.operator.health();
-      return now.reasons.some((r) => r.startsWith('commits: ')) ? now : null;
-    }, 'health to report the failed commit');
+    const health = await failedCommitHealth(queue);
     expect(health.status).toBe('degraded');
     expect(health.reasons.find((r) => r.startsWith('commits: '))).toMatch(/SQLite/);
     db.pragma('query_only = OFF');
@@ -263,10 +260,7 @@ describe('sqliteStore', () => {
     );
     await queue.ready();
     const { runId } = await task.start({ query: null });
-    const health = await waitFor(async () => {
-      const now = await queue.operator.health();
-      return now.reasons.some((r) => r.startsWith('commits: ')) ? now : null;
-    }, 'health to report the failed commit');
+    const health = await failedCommitHealth(queue);
     expect(health.reasons.find((r) => r.startsWith('commits: '))).toBe(
       'commits: SQLite SQLITE_FULL: the database or disk is full',
     );
@@ -351,3 +345,11 @@ describe('sqliteStore', () => {
     expect(statSync(filename).size).toBe(before);
   });
 });
+
+/** Waits until `health()` reports a commit that failed in the store (`commits: ...`), and answers it. */
+function failedCommitHealth(queue: Queue<SqliteTransaction>) {
+  return waitFor(async () => {
+    const now = await queue.operator.health();
+    return now.reasons.some((r) => r.startsWith('commits: ')) ? now : null;
+  }, 'health to report the failed commit');
+}

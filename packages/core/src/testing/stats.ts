@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { RUN_STATUSES } from '../machine/run-types.js';
+import type { Queue } from '../runtime/queue.js';
 import { isDocketError } from '../util/errors.js';
 import { NonRetryableError } from '../util/retry-errors.js';
 import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
@@ -48,14 +49,7 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
         ['counted', '1', 4],
         ['other', '2', 1],
       ]);
-      const stop = started[3]?.runId as string;
-      const info = await task.get(stop);
-      await queue.operator.runs.cancel({
-        runId: stop,
-        expectedRevision: info?.revision as number,
-        reason: 'not needed',
-        commandId: 'stats-cancel',
-      });
+      await atCurrentRevision(queue, 'cancel', started[3]?.runId as string, 'stats-cancel');
       const worker = await area.open<string>(
         area.h.secondStore(),
         { name: 'counted', version: '1', events: ['failure'] },
@@ -83,13 +77,7 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const all = await queue.operator.stats();
       expect(all.byStatus.pending).toBe(1);
       expect(all.deadLetters).toBe(2);
-      const failedInfo = await task.get(failed);
-      await queue.operator.runs.retry({
-        runId: failed,
-        expectedRevision: failedInfo?.revision as number,
-        reason: 'fixed',
-        commandId: 'stats-retry',
-      });
+      await atCurrentRevision(queue, 'retry', failed, 'stats-retry');
       stats = await queue.operator.stats({ taskName: 'counted' });
       // Sent back to pending, it may already run again: either way it is no longer counted as failed until it fails.
       expect(stats.byStatus.pending + stats.byStatus.running + stats.byStatus.failed).toBe(1);
@@ -114,13 +102,7 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       await task.start({ query: 'time', trigger: { at: later } });
       await task.start({ query: 'event', trigger: { event: 'release.ready' } });
       const paused = await task.start({ query: 'pause me' });
-      const pending = await task.get(paused.runId);
-      await queue.operator.runs.pause({
-        runId: paused.runId,
-        expectedRevision: pending?.revision as number,
-        reason: 'hold',
-        commandId: 'stats-pause',
-      });
+      await atCurrentRevision(queue, 'pause', paused.runId, 'stats-pause');
       const held = await task.start({ query: 'hold' });
       let release: () => void = () => undefined;
       const worker = await area.open<string>(
@@ -145,4 +127,15 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect((await queue.operator.stats({ taskName: 'parked' })).byStatus).toMatchObject({ running: 0, success: 1 });
     });
   });
+}
+
+/** An operator command on a run at the revision it has now. */
+async function atCurrentRevision<Tx>(
+  queue: Queue<Tx>,
+  verb: 'pause' | 'cancel' | 'retry',
+  runId: string,
+  commandId: string,
+): Promise<void> {
+  const info = await queue.operator.runs.get(runId);
+  await queue.operator.runs[verb]({ runId, expectedRevision: info?.revision as number, reason: verb, commandId });
 }
