@@ -45,6 +45,7 @@ export type {
   RunListItem,
 } from './runtime/operator.js';
 export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator-schedules.js';
+export type { SettledPerMinute } from './runtime/operator-settled.js';
 export type { Stats, StatusCounts } from './runtime/operator-stats.js';
 export {
   type CloseResult,

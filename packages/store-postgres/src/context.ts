@@ -19,6 +19,7 @@ export interface QualifiedTables {
   commands: SQL;
   schedules: SQL;
   runCounts: SQL;
+  settledMinutes: SQL;
 }
 
 /** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
@@ -60,6 +61,7 @@ export class PgContext {
       commands: sql.raw(name('docket_commands')),
       schedules: sql.raw(name('docket_schedules')),
       runCounts: sql.raw(name('docket_run_counts')),
+      settledMinutes: sql.raw(name('docket_settled_minutes')),
     };
   }
 

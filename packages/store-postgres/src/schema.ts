@@ -196,6 +196,21 @@ export const docketRunCounts = pgTable(
 );
 
 /**
+ * Runs settled (moved into success, failed or cancelled) per namespace and minute, for the dashboard's chart: kept by
+ * the update trigger of `docket_runs` (migration 0007) in each backend's own `shard`, like `docket_run_counts`.
+ */
+export const docketSettledMinutes = pgTable(
+  'docket_settled_minutes',
+  {
+    namespace: text('namespace').notNull(),
+    minute: doublePrecision('minute').notNull(),
+    shard: integer('shard').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.minute, t.shard] })],
+);
+
+/**
  * Values one installation shares among its processes. Empty today: it held the key that sealed the rows start
  * notifications used to carry (notifications now carry the namespace only); a key left there by an earlier version
  * is unused.

@@ -79,6 +79,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
       'docket_runs',
       'docket_schedules',
       'docket_settings',
+      'docket_settled_minutes',
     ]);
   }, 60_000);
 

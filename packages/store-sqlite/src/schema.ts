@@ -185,3 +185,18 @@ export const docketRunCounts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.taskVersion, t.status] })],
 );
+
+/**
+ * Runs settled (moved into success, failed or cancelled) per namespace and minute, for the dashboard's chart: the
+ * store adds to the minute of each settle in its write's transaction (`sql/run-counts.ts`), and retention deletes
+ * minutes older than the runs it collects.
+ */
+export const docketSettledMinutes = sqliteTable(
+  'docket_settled_minutes',
+  {
+    namespace: text('namespace').notNull(),
+    minute: integer('minute').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.minute] })],
+);

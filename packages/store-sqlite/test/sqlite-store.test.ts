@@ -75,6 +75,7 @@ describe('sqliteStore', () => {
       'docket_run_counts',
       'docket_runs',
       'docket_schedules',
+      'docket_settled_minutes',
     ]);
   });
 

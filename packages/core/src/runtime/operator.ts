@@ -4,6 +4,7 @@ import { operatorDeadLetters } from './operator-dead-letters.js';
 import type { OperatorScope } from './operator-input.js';
 import { operatorRuns } from './operator-runs.js';
 import { type OperatorSchedules, operatorSchedules } from './operator-schedules.js';
+import { operatorSettled, type SettledPerMinute } from './operator-settled.js';
 import { operatorStats, type Stats } from './operator-stats.js';
 import { type Collected, collectExpired } from './retention.js';
 
@@ -91,6 +92,11 @@ export interface Operator {
    * counters and indexes: as cheap with millions of finished runs as with none.
    */
   stats(options?: { taskName?: string }): Promise<Stats>;
+  /**
+   * Runs settled (moved into `success`, `failed` or `cancelled`) in each minute of the last `minutes` (default 60, at
+   * most 1,440), from per-minute counters the store keeps with each write.
+   */
+  settled(options?: { minutes?: number }): Promise<SettledPerMinute>;
 }
 
 /** An operator command on one run. */
@@ -115,6 +121,7 @@ export function createOperator(
     maintenance: { collect: () => collect(scope) },
     health: () => health(scope),
     stats: (options) => operatorStats(scope, options),
+    settled: (options) => operatorSettled(scope, options),
   };
 }
 

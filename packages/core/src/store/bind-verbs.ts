@@ -12,6 +12,7 @@ export type StoreVerbName =
   | 'getHistory'
   | 'callbackCounts'
   | 'runStats'
+  | 'settledPerMinute'
   | 'transact'
   | 'claimDue'
   | 'recoverExpired'

@@ -71,6 +71,11 @@ export interface Store<Tx = unknown> {
    * due at or before `now`: from counters and indexes, so the cost does not grow with the number of finished runs.
    */
   runStats(request: RunStatsRequest): Promise<RunStatsAnswer>;
+  /**
+   * How many runs of a namespace settled (moved into `success`, `failed` or `cancelled`) in each minute from `since`
+   * on, only minutes with any: from per-minute counters kept with each write, not from the runs themselves.
+   */
+  settledPerMinute(request: SettledRequest): Promise<SettledMinute[]>;
 
   /**
    * Runs `plan` inside one transaction with the run's current row and writes what it returns. If `plan` throws, the
@@ -162,6 +167,18 @@ export interface RunStatsAnswer {
   deadLetters: number;
   /** The earliest `dueAt` (epoch ms) of a run claimable at `now`, or `null` when none is due. */
   oldestDueAt: number | null;
+}
+
+/** What `Store.settledPerMinute` reads: one namespace, from the minute holding `since` (epoch ms). */
+export interface SettledRequest {
+  namespace: string;
+  since: number;
+}
+
+/** One minute of `Store.settledPerMinute`: its start (epoch ms, a multiple of 60,000) and the runs settled in it. */
+export interface SettledMinute {
+  minute: number;
+  count: number;
 }
 
 /** The logger a queue gives its store (`Logger`'s `info` and `warn`). */

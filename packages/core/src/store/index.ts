@@ -58,6 +58,8 @@ export {
   type SchedulePlan,
   type ScheduleWrite,
   type SelectRequest,
+  type SettledMinute,
+  type SettledRequest,
   type Store,
   type StoreCapabilities,
   type StoredReceipt,

@@ -91,6 +91,54 @@ export function statsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const after = await queue.operator.stats();
       expect(after.byStatus).toMatchObject({ success: 0, failed: 0, cancelled: 0, pending: 1 });
     });
+    it('counts settles per minute: each finish in its minute, a retried run again, none after collection', async () => {
+      await area.harness();
+      const origin = Math.floor(Date.now() / 60_000) * 60_000 - 600_000;
+      const clock = manualClock(origin + 10_000);
+      const { queue, task } = await area.open<string>(area.h.store, { name: 'settled', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      for (const bad of [{ minutes: 0 }, { minutes: 1.5 }, { minutes: 1441 }, { taskName: 'settled' }, 60]) {
+        const error = await queue.operator.settled(bad as never).catch((e: unknown) => e);
+        expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+      }
+      const [ok, fail, stop] = await task.startMany([{ query: 'ok' }, { query: 'fail' }, { query: 'stop' }]);
+      await atCurrentRevision(queue, 'cancel', stop?.runId as string, 'settled-cancel');
+      clock.advance(120_000);
+      const worker = await area.open<string>(
+        area.h.secondStore(),
+        { name: 'settled', version: '1' },
+        {
+          execute: (ctx) => {
+            if (ctx.query === 'fail') throw new NonRetryableError('refused');
+            return ctx.end();
+          },
+        },
+        { clock },
+      );
+      await waitForStatus(worker.task, ok?.runId as string, 'success');
+      await waitForStatus(worker.task, fail?.runId as string, 'failed');
+      const three = await queue.operator.settled({ minutes: 3 });
+      expect(three.minutes).toEqual([
+        { start: new Date(origin).toISOString(), count: 1 },
+        { start: new Date(origin + 60_000).toISOString(), count: 0 },
+        { start: new Date(origin + 120_000).toISOString(), count: 2 },
+      ]);
+      const hour = await queue.operator.settled();
+      expect(hour.minutes).toHaveLength(60);
+      expect(hour.minutes.reduce((sum, m) => sum + m.count, 0)).toBe(3);
+      await atCurrentRevision(queue, 'retry', fail?.runId as string, 'settled-retry');
+      await waitFor(async () => {
+        const again = await queue.operator.settled({ minutes: 1 });
+        return again.minutes[0]?.count === 3;
+      }, 'the retried run to settle again in the same minute');
+      await worker.queue.close();
+      clock.advance(8 * 86_400_000);
+      await queue.operator.maintenance.collect();
+      clock.set(origin + 130_000);
+      expect((await queue.operator.settled({ minutes: 3 })).minutes.map((m) => m.count)).toEqual([0, 0, 0]);
+    });
     it('counts runs waiting for a time or an event, running, and paused', async () => {
       await area.harness();
       const clock = manualClock();

@@ -116,6 +116,11 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const operatorQueue = await area.open(area.h.secondStore(), { name: 'manual', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
+      // A claim may commit after its page starts (PostgreSQL's held claims): read the revision once it has.
+      await waitFor(
+        async () => (await operatorQueue.task.get(runId))?.status === 'running',
+        'the claim to be committed',
+      );
       const current = await operatorQueue.task.get(runId);
       const stop = await operatorQueue.queue.operator.runs.cancel({
         runId,

@@ -5,7 +5,7 @@ import { rowsOf } from './run-writes.js';
 
 /**
  * `Store.collect`: deletes terminal runs older than retention whose callbacks are settled (with their history and
- * delivered events), delivered events and dead letters past retention, and old command receipts.
+ * delivered events), delivered events and dead letters past retention, old command receipts and settle counts.
  */
 export function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
   const { runs, history, events, commands } = ctx.q;
@@ -48,6 +48,9 @@ export function collect(ctx: PgContext, request: CollectRequest): Promise<Collec
     ).length;
     await tx.execute(
       sql`DELETE FROM ${commands} WHERE namespace = ${request.namespace} AND created_at < ${request.runsBefore}`,
+    );
+    await tx.execute(
+      sql`DELETE FROM ${ctx.q.settledMinutes} WHERE namespace = ${request.namespace} AND minute < ${request.runsBefore}::double precision`,
     );
     const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;
     return { ...counts, next };

@@ -9,6 +9,8 @@ import {
   type RunStatsRequest,
   rowToHistory,
   rowToRun,
+  type SettledMinute,
+  type SettledRequest,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
@@ -90,4 +92,15 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
     sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,
   );
   return found.map(rowToRun);
+}
+
+/** `Store.settledPerMinute`: the per-minute counters the update trigger keeps, summed over their shards. */
+export async function settledPerMinute(ctx: PgContext, request: SettledRequest): Promise<SettledMinute[]> {
+  const from = request.since - (request.since % 60_000);
+  const found = await rowsOf<{ minute: number | string; n: string }>(
+    ctx.live(),
+    sql`SELECT minute, sum(n)::text AS n FROM ${ctx.q.settledMinutes}
+        WHERE namespace = ${request.namespace} AND minute >= ${from}::double precision GROUP BY 1 ORDER BY 1`,
+  );
+  return found.map((row) => ({ minute: Number(row.minute), count: Number(row.n) }));
 }

@@ -27,6 +27,7 @@ function collectInTransaction(s: Statements, request: CollectRequest): CollectRe
   counts.events += s.deleteDelivered.run(request.namespace, request.runsBefore).changes;
   counts.deadLetters += s.deleteDeadLetters.run(request.namespace, request.deadLettersBefore).changes;
   s.deleteCommands.run(request.namespace, request.runsBefore);
+  s.deleteSettledMinutes.run(request.namespace, request.runsBefore);
   const next = rows.length === request.limit ? (rows.at(-1)?.run_id ?? null) : null;
   return { ...counts, next };
 }

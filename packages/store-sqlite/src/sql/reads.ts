@@ -7,6 +7,8 @@ import {
   type RunStatsRequest,
   rowToHistory,
   rowToRun,
+  type SettledMinute,
+  type SettledRequest,
 } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 
@@ -51,6 +53,15 @@ export function runStats(ctx: SqliteContext, request: RunStatsRequest): Promise<
     const due = s.statsOldestDue.get(params)?.due ?? null;
     return { counts, deadLetters, oldestDueAt: due === null ? null : Number(due) };
   });
+}
+
+/** `Store.settledPerMinute`: the per-minute counters from the minute holding `since`. */
+export function settledPerMinute(ctx: SqliteContext, request: SettledRequest): Promise<SettledMinute[]> {
+  return ctx.read('store.settledPerMinute', ({ s }) =>
+    s.settledMinutes
+      .all(request.namespace, request.since - (request.since % 60_000))
+      .map((row) => ({ minute: Number(row.minute), count: Number(row.n) })),
+  );
 }
 
 /** Above every id: a listing from the newest. */

@@ -30,3 +30,11 @@ export function countMove(
   if (before !== null && COUNTED_STATUSES.has(before)) s.addCount.run(namespace, taskName, taskVersion, before, -1);
   if (after !== null && COUNTED_STATUSES.has(after)) s.addCount.run(namespace, taskName, taskVersion, after, 1);
 }
+
+const FINISHED: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled']);
+
+/** Adds a run's settle (a move from an unfinished status into a finished one at `at`) to its minute's count. */
+export function countSettle(s: Statements, namespace: string, before: string, after: string, at: number): void {
+  if (!FINISHED.has(after) || FINISHED.has(before)) return;
+  s.addSettled.run(namespace, at - (at % 60_000), 1);
+}

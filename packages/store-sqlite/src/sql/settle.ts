@@ -13,18 +13,20 @@ import {
 } from '@docket/core/store';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import type { SqliteTransaction } from '../options.js';
-import { countMove } from './run-counts.js';
+import { countMove, countSettle } from './run-counts.js';
 import type { Statements } from './statements.js';
 
 /**
  * Applies one conditional run write: the row updated only at `current`'s revision, then its history and events, and
- * the counts of `operator.stats()` when the run moves into or out of a counted status.
+ * the counts of `operator.stats()` when the run moves into or out of a counted status, and its minute's count when
+ * it settles.
  */
 export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
   checkWrite(current, write);
   const changed = s.updateRun(current.runId, current.revision, runChanges(current, write.run));
   if (changed !== 1) throw new Error(`internal: run ${current.runId} moved during its transaction`);
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
+  countSettle(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
   for (const entry of write.history) s.insertHistory.run(historyParams(write.run.runId, entry));
   for (const event of write.events) s.insertEvent.run(eventParams(event));
 }

@@ -43,6 +43,12 @@ export class Statements {
     [StatsParams],
     { task_name: string; task_version: string; status: string; n: number }
   >;
+  /** Adds to the runs settled in one minute of a namespace (`namespace`, `minute`, `n`). */
+  readonly addSettled: Database.Statement<[string, number, number]>;
+  /** The runs settled per minute of a namespace from `since` on. */
+  readonly settledMinutes: Database.Statement<[string, number], { minute: number; n: number }>;
+  /** Deletes a namespace's minutes before a time. */
+  readonly deleteSettledMinutes: Database.Statement<[string, number]>;
   readonly statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
   /** Adds `n` (1 or -1) to the count of runs of a namespace, task and status (see `run-counts.ts`). */
   readonly addCount: Database.Statement<[string, string, string, string, number]>;
@@ -130,6 +136,14 @@ export class Statements {
       `INSERT INTO docket_run_counts (namespace, task_name, task_version, status, n) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET n = n + excluded.n`,
     );
+    this.addSettled = db.prepare(
+      `INSERT INTO docket_settled_minutes (namespace, minute, n) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+    );
+    this.settledMinutes = db.prepare(
+      'SELECT minute, n FROM docket_settled_minutes WHERE namespace = ? AND minute >= ? ORDER BY minute',
+    );
+    this.deleteSettledMinutes = db.prepare('DELETE FROM docket_settled_minutes WHERE namespace = ? AND minute < ?');
     this.statsDeadLetters = db.prepare(
       `SELECT count(*) AS n FROM docket_events INDEXED BY docket_events_due
        WHERE namespace = @namespace AND status = 'dead_letter' AND (@task IS NULL OR task_name = @task)`,

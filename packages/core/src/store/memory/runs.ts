@@ -15,6 +15,8 @@ import {
   type RunStatsAnswer,
   type RunStatsRequest,
   type SelectRequest,
+  type SettledMinute,
+  type SettledRequest,
   type TaskKey,
   type TransactPlan,
 } from '../contract.js';
@@ -125,6 +127,21 @@ export const runReads = {
       if (request.taskName === null || event.taskName === request.taskName) deadLetters++;
     }
     return { counts: [...counts.values()], deadLetters, oldestDueAt };
+  },
+  /** Counts history entries into a finished status, by minute: the memory store keeps no counters. */
+  settledPerMinute: async (m: MemoryState, request: SettledRequest): Promise<SettledMinute[]> => {
+    const from = request.since - (request.since % 60_000);
+    const minutes = new Map<number, number>();
+    for (const [id, entries] of m.history) {
+      if (!id.startsWith(key(request.namespace, ''))) continue;
+      for (const entry of entries) {
+        if (!isTerminal(entry.to) || (entry.from !== null && isTerminal(entry.from))) continue;
+        const at = Date.parse(entry.at);
+        const minute = at - (at % 60_000);
+        if (minute >= from) minutes.set(minute, (minutes.get(minute) ?? 0) + 1);
+      }
+    }
+    return [...minutes].sort((a, b) => a[0] - b[0]).map(([minute, count]) => ({ minute, count }));
   },
 };
 
