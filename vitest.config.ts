@@ -16,6 +16,8 @@ export default defineConfig({
       { find: /^@docket\/provider-http$/, replacement: src('provider-http/src/index.ts') },
       { find: /^@docket\/store-postgres$/, replacement: src('store-postgres/src/index.ts') },
       { find: /^@docket\/otel$/, replacement: src('otel/src/index.ts') },
+      { find: /^@docket\/dashboard\/node$/, replacement: src('dashboard/src/node.ts') },
+      { find: /^@docket\/dashboard$/, replacement: src('dashboard/src/index.ts') },
       { find: /^@docket\/examples\/lifecycle$/, replacement: src('examples/src/lifecycle/index.ts') },
     ],
   },

@@ -1,0 +1,155 @@
+import type { Operator } from '@docket/core';
+import { type Context, Hono, type Next } from 'hono';
+import { RUN_VERBS, renderError, replayAction, runAction, SCHEDULE_VERBS, scheduleAction } from './actions.js';
+import type { PageContext } from './html.js';
+import { noticeOf } from './notices.js';
+import type { DashboardConfig } from './options.js';
+import { deadLettersPage } from './pages/dead-letters.js';
+import { errorPage } from './pages/error.js';
+import { overviewPage } from './pages/overview.js';
+import { runPage } from './pages/run.js';
+import { runsPage } from './pages/runs.js';
+import { schedulesPage } from './pages/schedules.js';
+import {
+  CSRF_COOKIE,
+  CsrfKey,
+  cookie,
+  hasToken,
+  randomHex,
+  readCookie,
+  SECURITY_HEADERS,
+  sameText,
+  TOKEN_COOKIE,
+} from './security.js';
+import { FAVICON, STYLE } from './style.js';
+
+/** The Hono environment of the dashboard's routes: each request's page context. */
+export type DashboardEnv = { Variables: { page: PageContext } };
+
+/** Builds the dashboard's routes: guards first (headers, token, CSRF cookie, POST checks), then pages and actions. */
+export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
+  const app = new Hono<DashboardEnv>({ strict: false });
+  const csrf = new CsrfKey();
+  const root = config.basePath === '' ? app : app.basePath(config.basePath);
+  root.use('*', (c, next) => guard(c, next, config, csrf));
+  root.get('/assets/style.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  root.get('/assets/favicon.svg', (c) => c.body(FAVICON, 200, { 'content-type': 'image/svg+xml' }));
+  root.get('/', async (c) => c.html(await overviewPage(c.get('page'), await config.operator())));
+  root.get('/runs', async (c) => {
+    const filter = { task: c.req.query('task'), status: c.req.query('status'), cursor: c.req.query('cursor') };
+    return c.html(await runsPage(c.get('page'), await config.operator(), filter));
+  });
+  root.get('/runs/:id', async (c) => {
+    const operator = await config.operator();
+    const runId = c.req.param('id');
+    const [run, history] = await Promise.all([operator.runs.get(runId), operator.runs.history(runId)]);
+    if (run === null) return c.html(errorPage(c.get('page'), 'Run not found', `no run ${runId}`), 404);
+    return c.html(runPage(c.get('page'), run, history, noticeOf(c.req.query('notice'))));
+  });
+  root.get('/dead-letters', async (c) =>
+    c.html(
+      await deadLettersPage(
+        c.get('page'),
+        await config.operator(),
+        c.req.query('cursor'),
+        noticeOf(c.req.query('notice')),
+      ),
+    ),
+  );
+  root.get('/schedules', async (c) =>
+    c.html(
+      await schedulesPage(
+        c.get('page'),
+        await config.operator(),
+        c.req.query('cursor'),
+        noticeOf(c.req.query('notice')),
+      ),
+    ),
+  );
+  root.post('/runs/:id/:verb', (c) => post(c, config, RUN_VERBS, runAction));
+  root.post('/dead-letters/:eventId/replay', (c) => post(c, config, null, replayAction));
+  root.post('/schedules/:id/:verb', (c) => post(c, config, SCHEDULE_VERBS, scheduleAction));
+  app.notFound((c) => c.html(errorPage(c.get('page') ?? fallbackPage(config), 'Not found', 'no such page'), 404));
+  app.onError((error, c) => {
+    if (c.get('page') === undefined) c.set('page', fallbackPage(config));
+    return renderError(c, error);
+  });
+  return app;
+}
+
+/** The page context of a request that never reached the guard (no forms can be built for it). */
+function fallbackPage(config: DashboardConfig): PageContext {
+  return { base: config.basePath, csrf: '', readOnly: true };
+}
+
+type Action = (c: Context<DashboardEnv>, operator: Operator, form: Record<string, unknown>) => Promise<Response>;
+
+/** A form post: a known verb, then the action with the parsed form (the guard checked the CSRF field already). */
+async function post(
+  c: Context<DashboardEnv>,
+  config: DashboardConfig,
+  verbs: Set<string> | null,
+  action: Action,
+): Promise<Response> {
+  if (verbs !== null && !verbs.has(c.req.param('verb') ?? '')) {
+    return c.html(errorPage(c.get('page'), 'Not found', 'no such action'), 404);
+  }
+  return action(c, await config.operator(), await c.req.parseBody());
+}
+
+/**
+ * Every request: security headers; the token (a `?token=` visit sets its cookie and redirects without it); the CSRF
+ * cookie and this page's form field; and for a POST, read-only mode, the origin and the CSRF field.
+ */
+async function guard(c: Context<DashboardEnv>, next: Next, config: DashboardConfig, csrf: CsrfKey) {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+  const cookiePath = config.basePath || '/';
+  if (config.token !== null) {
+    const given = c.req.query('token');
+    if (given !== undefined && c.req.method === 'GET' && sameText(given, config.token)) {
+      const url = new URL(c.req.url);
+      url.searchParams.delete('token');
+      c.header('set-cookie', cookie(TOKEN_COOKIE, config.token, cookiePath), { append: true });
+      return c.redirect(`${url.pathname}${url.search}`, 303);
+    }
+    if (!hasToken(c.req.raw, config.token)) {
+      c.header('www-authenticate', 'Bearer realm="docket"');
+      return c.text('401: this dashboard needs its token (Authorization: Bearer <token>, or ?token=<token> once)', 401);
+    }
+  }
+  let browser = readCookie(c.req.raw, CSRF_COOKIE);
+  if (browser === null || !/^[0-9a-f]{64}$/.test(browser)) {
+    browser = randomHex(32);
+    c.header('set-cookie', cookie(CSRF_COOKIE, browser, cookiePath), { append: true });
+  }
+  c.set('page', { base: config.basePath, csrf: await csrf.tokenFor(browser), readOnly: config.readOnly });
+  if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+    const refused = await refusePost(c, config, csrf);
+    if (refused !== null) return refused;
+  }
+  await next();
+}
+
+/** Why a POST is refused (403), or `null`: read-only mode, another origin, or a missing or foreign CSRF field. */
+async function refusePost(c: Context<DashboardEnv>, config: DashboardConfig, csrf: CsrfKey) {
+  const page = c.get('page');
+  if (config.readOnly) return c.html(errorPage(page, 'Read-only', 'this dashboard is read-only'), 403);
+  const origin = c.req.header('origin');
+  if (origin !== undefined && hostOf(origin) !== new URL(c.req.url).host) {
+    return c.html(errorPage(page, 'Refused', 'the form was posted from another origin'), 403);
+  }
+  const form = await c.req.parseBody();
+  if (!(await csrf.verify(c.req.raw, form.csrf))) {
+    return c.html(errorPage(page, 'Refused', 'the form is stale or foreign: reload the page and try again'), 403);
+  }
+  return null;
+}
+
+/** The host of an `Origin` header (`null` for `null` or anything unparsable). */
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
+}
