@@ -5,6 +5,7 @@ export default defineConfig({
   ...packageBuild({ index: 'src/index.ts', bin: 'src/bin.ts' }),
   external: [
     '@docket/core',
+    '@docket/dashboard',
     '@docket/store-sqlite',
     '@docket/store-postgres',
     'pg',

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
 import { httpProvider, loadProviders } from '@docket/provider-http';
 import { startLocalModel } from '@docket/provider-http/testing';
+import { dashboardCommand } from './dashboard-command.js';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
 import { migrateCommand } from './migrate-command.js';
 import { schedulesCommand } from './schedules-command.js';
@@ -19,6 +20,8 @@ export interface Io {
   colour: boolean;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** When a long-running command (`dashboard`) stops; by default at SIGINT or SIGTERM. */
+  stopped?: Promise<unknown>;
 }
 
 class UsageError extends Error {}
@@ -41,6 +44,10 @@ const FLAGS = {
   'command-id': { type: 'string' },
   provider: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'read-only': { type: 'boolean' },
+  token: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -67,6 +74,7 @@ const ALLOWED: Record<string, string[]> = {
   health: [],
   stats: ['task'],
   migrate: ['dry-run'],
+  dashboard: ['port', 'host', 'read-only', 'token'],
   'providers check': ['provider'],
 };
 const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
@@ -83,7 +91,7 @@ const STEERING = [
 const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
 const WRITES = new Set([...STEERING, 'gc']);
 /** Commands of one word; the others are `<noun> <verb>`. */
-const SINGLE_WORD = new Set(['gc', 'health', 'migrate', 'stats']);
+const SINGLE_WORD = new Set(['gc', 'health', 'migrate', 'stats', 'dashboard']);
 
 /** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
 function endOfOptionsHint(args: readonly string[]): string {
@@ -151,6 +159,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
     }
     const limit = integer(values.limit, '--limit');
+    const port = integer(values.port, '--port');
+    if (port !== undefined && port > 65_535) throw new UsageError('--port takes 0 to 65535');
     const expectedRevision = integer(values['expected-revision'], '--expected-revision');
     if (command === 'providers check') return await providersCheck(values.provider, io, values.json === true);
 
@@ -173,7 +183,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (file !== undefined && !existsSync(file)) {
       throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
     }
-    const store = await openCommandStore(target, WRITES.has(command) ? 'write' : 'read');
+    const writes = WRITES.has(command) || (command === 'dashboard' && values['read-only'] !== true);
+    const store = await openCommandStore(target, writes ? 'write' : 'read');
     const queue = createQueue({
       store,
       namespace: values.namespace ?? 'default',
@@ -181,6 +192,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
     });
     try {
       await queue.ready();
+      if (command === 'dashboard') {
+        const flags = {
+          port: port ?? 4620,
+          host: values.host ?? '127.0.0.1',
+          readOnly: values['read-only'] === true,
+          token: values.token ?? io.env.DOCKET_DASHBOARD_TOKEN,
+        };
+        return await dashboardCommand(queue, flags, io, io.stopped);
+      }
       return await dispatch(queue, command, args[0] ?? '', { ...values, limit, expectedRevision }, io);
     } finally {
       await queue.close();

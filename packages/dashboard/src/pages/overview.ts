@@ -55,12 +55,11 @@ export function settledChart(settled: SettledPerMinute): Fragment {
     return html`<rect x="${(i * slot + 1).toFixed(1)}" y="${height - h}" width="${(slot - 2).toFixed(1)}" height="${h}" data-minute="${m.start}" data-count="${m.count}"><title>${m.start.slice(11, 16)} UTC: ${m.count}</title></rect>`;
   });
   return html`<figure class="chart">
-<svg id="settled-chart" viewBox="0 0 ${width} ${height}" width="100%" height="${height}" role="img" aria-label="runs settled per minute">
+<svg id="settled-chart" viewBox="0 0 ${width} ${height}" width="100%" height="${height}" preserveAspectRatio="none" role="img" aria-label="runs settled per minute">
 <line x1="0" y1="${height - 0.5}" x2="${width}" y2="${height - 0.5}" class="guide"></line>
-<text x="4" y="12" class="label">${max} / min</text>
 ${bars}
 </svg>
-<figcaption><span id="settled-total">${total}</span> runs settled from ${settled.minutes[0]?.start.slice(11, 16)} to
+<figcaption>Highest bar: ${max} a minute · <span id="settled-total">${total}</span> runs settled from ${settled.minutes[0]?.start.slice(11, 16)} to
 ${settled.minutes.at(-1)?.start.slice(11, 16)} UTC</figcaption>
 </figure>`;
 }

@@ -1,0 +1,43 @@
+import { once } from 'node:events';
+import type { Queue } from '@docket/core';
+import { createDashboard } from '@docket/dashboard';
+import { serveDashboard } from '@docket/dashboard/node';
+
+/** What `docket dashboard` was given, checked: port, host, read-only, token. */
+export interface DashboardFlags {
+  port: number;
+  host: string;
+  readOnly: boolean;
+  token: string | undefined;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * `docket dashboard`: serves the dashboard on the queue's store until `stopped` resolves (SIGINT or SIGTERM in the
+ * command), then stops serving. Warns when it listens beyond loopback without a token. Exit 0.
+ */
+export async function dashboardCommand(
+  queue: Queue,
+  flags: DashboardFlags,
+  io: { out: (text: string) => void; err: (text: string) => void },
+  stopped: Promise<unknown> = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]),
+): Promise<number> {
+  const dashboard = createDashboard({
+    queue,
+    readOnly: flags.readOnly,
+    ...(flags.token === undefined ? {} : { token: flags.token }),
+  });
+  const served = await serveDashboard(dashboard, { port: flags.port, host: flags.host });
+  if (!LOOPBACK.has(flags.host) && flags.token === undefined) {
+    io.err(`warning: listening on ${flags.host} without --token: anyone who reaches it can steer runs`);
+  }
+  const how = [flags.readOnly ? 'read-only' : null, flags.token ? 'open it once with ?token=<token>' : null]
+    .filter((part) => part !== null)
+    .join(', ');
+  io.out(`Docket dashboard on ${served.url}${how ? ` (${how})` : ''}; Ctrl-C stops it`);
+  await stopped;
+  await served.close();
+  await dashboard.close();
+  return 0;
+}
