@@ -19,13 +19,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'cli'].filter((name) => {
-  try {
-    return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
-  } catch {
-    return false;
-  }
-});
+const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'dashboard', 'cli'].filter(
+  (name) => {
+    try {
+      return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
+    } catch {
+      return false;
+    }
+  },
+);
 const work = mkdtempSync(join(tmpdir(), 'docket-package-check-'));
 const tarballs = join(work, 'tarballs');
 const consumer = join(work, 'consumer');
@@ -130,6 +132,8 @@ import { startLocalModel } from '@docket/provider-http/testing';
 import { postgresStore, type PostgresTransaction } from '@docket/store-postgres';
 import { main as docketCommand } from '@docket/cli';
 import { otelTelemetry } from '@docket/otel';
+import { createDashboard } from '@docket/dashboard';
+import { serveDashboard } from '@docket/dashboard/node';
 import { sql } from 'drizzle-orm';
 
 export async function main(): Promise<RunInfo<{ n: number }, { done: number }> | null> {
@@ -159,6 +163,11 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
   const pgQueue = createQueue({ store: postgresStore({ connectionString: 'postgres://localhost/none', schema: 'docket' }) });
   pgQueue.define({ name: 'p', version: '1' }, { execute: (ctx) => ctx.end({ effect: async (tx: PostgresTransaction) => { await tx.execute(sql\`SELECT 1\`); } }) });
   void docketCommand;
+  const dashboard = createDashboard({ queue: pgQueue, readOnly: true, basePath: '/docket' });
+  const served = await serveDashboard(dashboard, { port: 0 });
+  const overview: Response = await dashboard(new Request(served.url));
+  void overview;
+  await served.close();
   // The store chosen at run time, with no cast: effects see the union of the two transaction types.
   const either = createQueue({
     store: process.env.DOCKET_PG ? postgresStore({ connectionString: 'postgres://localhost/none' }) : sqliteStore({ filename: ':memory:' }),
@@ -183,7 +192,12 @@ export async function main(): Promise<RunInfo<{ n: number }, { done: number }> |
 step('import each package in a fresh process: nothing printed, exits at once', () => {
   const results = {};
   // (@docket/core/testing is for test files: it imports vitest, its optional peer, so it is type-checked above only.)
-  for (const specifier of [...Object.keys(packed), '@docket/core/store', '@docket/provider-http/testing']) {
+  for (const specifier of [
+    ...Object.keys(packed),
+    '@docket/core/store',
+    '@docket/dashboard/node',
+    '@docket/provider-http/testing',
+  ]) {
     const started = Date.now();
     const child = spawnSync(
       process.execPath,
@@ -220,6 +234,35 @@ step('run the tracking flow from the installed packages', () => {
     throw new Error(`tracking flow ended ${status}/${reason}, notice ${Boolean(output.result.notice)}`);
   }
   return { status, reason, provider: output.provider };
+});
+
+step('serve the dashboard from the installed packages and read its overview', () => {
+  const script = `
+    import { createQueue } from '@docket/core';
+    import { createDashboard } from '@docket/dashboard';
+    import { serveDashboard } from '@docket/dashboard/node';
+    import { sqliteStore } from '@docket/store-sqlite';
+    const store = sqliteStore({ filename: ':memory:' });
+    const queue = createQueue({ store, runtime: { mode: 'producer' } });
+    const task = queue.define({ name: 'packed', version: '1' });
+    await queue.ready();
+    await task.start({ query: null });
+    const dashboard = createDashboard({ queue });
+    const served = await serveDashboard(dashboard, { port: 0 });
+    const page = await (await fetch(served.url)).text();
+    await served.close();
+    await queue.close();
+    const pending = page.match(/data-task="packed" data-status="pending"><a [^>]+>(\\d+)</)?.[1];
+    process.stdout.write(JSON.stringify({ pending }));`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: consumer,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (child.status !== 0) throw new Error(`the dashboard exited ${child.status}: ${child.stderr}`);
+  const { pending } = JSON.parse(child.stdout);
+  if (pending !== '1') throw new Error(`the overview showed ${pending} pending runs, not 1`);
+  return { pending: Number(pending) };
 });
 
 step('run the 20 lifecycle scenarios and the offline model-failure tests from the installed packages', () => {

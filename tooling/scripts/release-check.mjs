@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'cli'];
+const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'dashboard', 'cli'];
 const out = mkdtempSync(join(tmpdir(), 'docket-release-check-'));
 let failed = false;
 try {

@@ -2,7 +2,7 @@ import { createQueue, isDocketError, RUN_STATUSES, type Store } from '@docket/co
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDashboard, type Dashboard } from '../src/index.js';
 import { Client } from './client.js';
-import { HOSTILE, type Seeded, seedRuns } from './seed.js';
+import { type Seeded, seedRuns } from './seed.js';
 import { STORE_KINDS } from './stores.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
