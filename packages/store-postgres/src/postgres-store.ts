@@ -10,7 +10,15 @@ import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
-import { callbackCounts, getHistory, getRun, listRuns, runStats, settledPerMinute } from './sql/reads.js';
+import {
+  callbackCounts,
+  callbackCountsOf,
+  getHistory,
+  getRun,
+  listRuns,
+  runStats,
+  settledPerMinute,
+} from './sql/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
 import { transact } from './sql/settle.js';
 import { createCappedRun, createRuns } from './sql/start.js';
@@ -75,6 +83,7 @@ export function createPostgresStore(
       getHistory,
       callbackCounts,
       runStats,
+      callbackCountsOf,
       settledPerMinute,
       transact: (c, namespace, runId, plan, options) => transact(c, transactGrouped, namespace, runId, plan, options),
       claimDue: (c, request) => selectAndApply(c, request, false),

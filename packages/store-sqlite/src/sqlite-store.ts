@@ -10,7 +10,15 @@ import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './sql/events.js';
-import { callbackCounts, getHistory, getRun, listRuns, runStats, settledPerMinute } from './sql/reads.js';
+import {
+  callbackCounts,
+  callbackCountsOf,
+  getHistory,
+  getRun,
+  listRuns,
+  runStats,
+  settledPerMinute,
+} from './sql/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
 import { transact } from './sql/settle.js';
 import { createRun, createRuns } from './sql/start.js';
@@ -57,6 +65,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       getHistory,
       callbackCounts,
       runStats,
+      callbackCountsOf,
       settledPerMinute,
       transact,
       claimDue: (c, request) => claim(c, request, false),

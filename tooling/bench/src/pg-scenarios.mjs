@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
-import { medianStatsMs } from './stats-timing.mjs';
+import { medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
@@ -476,11 +476,12 @@ async function docketStats({ finished, schema }) {
     await client.end();
   }
   const ms = await medianStatsMs(queue);
+  const pages = await medianPagesMs(queue);
   const stats = await queue.operator.stats();
   if (stats.byStatus.success !== finished) throw new Error(`counted ${stats.byStatus.success} of ${finished}`);
   await queue.close();
   await dropSchema(schema);
-  return { ms };
+  return { ms, ...pages };
 }
 
 const scenarios = {

@@ -2,6 +2,7 @@
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
 // of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
 import pg from 'pg';
+import { dashboardRows } from './stats-timing.mjs';
 
 const GRAPHILE = 'graphile-worker 0.17.3';
 const PG_BOSS = 'pg-boss 10.4.2';
@@ -79,6 +80,14 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
     'same, empty schema',
     2,
     'lower',
+  );
+  dashboardRows(
+    add,
+    'PostgreSQL ',
+    `${finished.toLocaleString('en')} finished`,
+    statsFull,
+    statsEmpty,
+    'same, empty schema',
   );
 
   log(`postgres processing, n=${n}`);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
+import { dashboardRows } from './stats-timing.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -176,6 +177,7 @@ async function sqliteSection() {
     2,
     'lower',
   );
+  dashboardRows(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsEmpty, 'same, empty file');
   const n = sizes[0];
   // Three of each, in turns, so a machine whose speed drifts weighs on both alike; each run on the filled file
   // adds its n runs to the finished ones.

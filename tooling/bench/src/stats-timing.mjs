@@ -1,4 +1,5 @@
-// The `operator.stats()` timing both benchmark sections share.
+// The `operator.stats()` and dashboard timings both benchmark sections share.
+import { createDashboard } from '@docket/dashboard';
 
 /** The median time of 101 `operator.stats()` calls on a ready queue, in ms rounded to the µs, after 10 to warm up. */
 export async function medianStatsMs(queue) {
@@ -11,4 +12,48 @@ export async function medianStatsMs(queue) {
   }
   samples.sort((a, b) => a - b);
   return Math.round(samples[50] * 1000) / 1000;
+}
+
+/**
+ * The median time of 51 requests of the dashboard's overview and of its runs page (newest 50), through its request
+ * handler on a ready queue, in ms rounded to the µs, after 5 of each to warm up.
+ */
+export async function medianPagesMs(queue) {
+  const dashboard = createDashboard({ queue });
+  const result = {};
+  for (const [key, path] of [
+    ['overviewMs', '/'],
+    ['runsMs', '/runs'],
+  ]) {
+    const get = async () => {
+      const response = await dashboard(new Request(`http://127.0.0.1${path}`));
+      if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+      await response.text();
+    };
+    for (let i = 0; i < 5; i++) await get();
+    const samples = [];
+    for (let i = 0; i < 51; i++) {
+      const t = performance.now();
+      await get();
+      samples.push(performance.now() - t);
+    }
+    samples.sort((a, b) => a - b);
+    result[key] = Math.round(samples[25] * 1000) / 1000;
+  }
+  await dashboard.close();
+  return result;
+}
+
+/** The two dashboard rows of a section: overview and runs page with the finished runs against the empty store. */
+export function dashboardRows(add, prefix, measure, full, empty, baselineName) {
+  add(
+    `${prefix}dashboard overview ms (median of 51)`,
+    measure,
+    full.overviewMs,
+    empty.overviewMs,
+    baselineName,
+    2,
+    'lower',
+  );
+  add(`${prefix}dashboard runs page ms (median of 51)`, measure, full.runsMs, empty.runsMs, baselineName, 2, 'lower');
 }

@@ -1,4 +1,10 @@
-import { type HistoryEntry, type RunInfo, type RunRecord, toRunInfo } from '../machine/run-types.js';
+import {
+  type CallbackCounts,
+  type HistoryEntry,
+  type RunInfo,
+  type RunRecord,
+  toRunInfo,
+} from '../machine/run-types.js';
 import { transitionWrite } from '../machine/run-write.js';
 import { transition } from '../machine/state-machine.js';
 import type { RunWrite } from '../store/contract.js';
@@ -29,9 +35,11 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
       }));
       const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
       const { page, nextCursor } = pageOf(runs, limit, (run) => run.runId, filter);
-      const items = await Promise.all(
-        page.map(async (run) => listItem(toRunInfo(run, await store.callbackCounts(namespace, run.runId)), payloads)),
+      const callbacks = await store.callbackCountsOf(
+        namespace,
+        page.map((run) => run.runId),
       );
+      const items = page.map((run, i) => listItem(toRunInfo(run, callbacks[i] as CallbackCounts), payloads));
       return { items, nextCursor };
     },
     async get(runId) {

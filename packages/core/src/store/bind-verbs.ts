@@ -11,6 +11,7 @@ export type StoreVerbName =
   | 'getRun'
   | 'getHistory'
   | 'callbackCounts'
+  | 'callbackCountsOf'
   | 'runStats'
   | 'settledPerMinute'
   | 'transact'

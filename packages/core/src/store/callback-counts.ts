@@ -10,3 +10,17 @@ export function countCallbacks(byStatus: Iterable<{ status: string; n: number | 
   }
   return counts;
 }
+
+/** `RunInfo.callbacks` of each run of `runIds`, in their order, from events counted by run and status. */
+export function countCallbacksByRun(
+  runIds: readonly string[],
+  rows: Iterable<{ run_id: string; status: string; n: number | string }>,
+): CallbackCounts[] {
+  const byRun = new Map<string, { status: string; n: number | string }[]>();
+  for (const row of rows) {
+    const own = byRun.get(row.run_id);
+    if (own === undefined) byRun.set(row.run_id, [row]);
+    else own.push(row);
+  }
+  return runIds.map((runId) => countCallbacks(byRun.get(runId) ?? []));
+}

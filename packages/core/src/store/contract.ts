@@ -65,6 +65,8 @@ export interface Store<Tx = unknown> {
   getHistory(namespace: string, runId: string): Promise<HistoryEntry[]>;
   /** Counts a run's callback events by what `RunInfo.callbacks` shows. */
   callbackCounts(namespace: string, runId: string): Promise<CallbackCounts>;
+  /** `callbackCounts` of many runs in one read, in the order of `runIds` (a listing's page). */
+  callbackCountsOf(namespace: string, runIds: readonly string[]): Promise<CallbackCounts[]>;
 
   /**
    * Counts a namespace's runs by task and status, its dead letters, and the earliest due time among claimable runs

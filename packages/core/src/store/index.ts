@@ -32,7 +32,7 @@ export type { ResolvedDefinition } from '../runtime/definition.js';
 export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
 export { bindVerbs, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
-export { countCallbacks } from './callback-counts.js';
+export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {

@@ -1,6 +1,7 @@
 import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
   countCallbacks,
+  countCallbacksByRun,
   type HistoryRow,
   type ListRunsRequest,
   type RunRecord,
@@ -42,6 +43,21 @@ export async function callbackCounts(ctx: PgContext, namespace: string, runId: s
     sql`SELECT status, count(*) AS n FROM ${ctx.q.events} WHERE run_id = ${runId} AND namespace = ${namespace} GROUP BY status`,
   );
   return countCallbacks(found);
+}
+
+/** `Store.callbackCountsOf`: one query for a page of runs. */
+export async function callbackCountsOf(
+  ctx: PgContext,
+  namespace: string,
+  runIds: readonly string[],
+): Promise<CallbackCounts[]> {
+  if (runIds.length === 0) return [];
+  const found = await rowsOf<{ run_id: string; status: string; n: string | number }>(
+    ctx.live(),
+    sql`SELECT run_id, status, count(*) AS n FROM ${ctx.q.events}
+        WHERE run_id = ANY(${`{${runIds.join(',')}}`}::text[]) AND namespace = ${namespace} GROUP BY run_id, status`,
+  );
+  return countCallbacksByRun(runIds, found);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
   countCallbacks,
+  countCallbacksByRun,
   type ListRunsRequest,
   type RunRecord,
   type RunStatsAnswer,
@@ -36,6 +37,17 @@ export function getHistory(ctx: SqliteContext, namespace: string, runId: string)
 /** `Store.callbackCounts`: a run's callback events, counted as `RunInfo.callbacks` shows them. */
 export function callbackCounts(ctx: SqliteContext, namespace: string, runId: string): Promise<CallbackCounts> {
   return ctx.read('store.callbackCounts', ({ s }) => countCallbacks(s.countEvents.all(runId, namespace)), runId);
+}
+
+/** `Store.callbackCountsOf`: one statement for a page of runs. */
+export function callbackCountsOf(
+  ctx: SqliteContext,
+  namespace: string,
+  runIds: readonly string[],
+): Promise<CallbackCounts[]> {
+  return ctx.read('store.callbackCountsOf', ({ s }) =>
+    countCallbacksByRun(runIds, s.countEventsOf.all(JSON.stringify(runIds), namespace)),
+  );
 }
 
 /** `Store.runStats`: the counts the triggers keep, dead letters and the earliest due run, from indexes. */

@@ -38,6 +38,8 @@ export class Statements {
   readonly deleteCommands: Database.Statement<[string, number]>;
   private readonly lists = new Map<string, Database.Statement>();
   readonly countEvents: Database.Statement<[string, string], { status: string; n: number }>;
+  /** `callbackCountsOf`: events by run and status of the runs in a JSON array of ids. */
+  readonly countEventsOf: Database.Statement<[string, string], { run_id: string; status: string; n: number }>;
   /** `runStats`: the trigger-kept run counts, the dead letters, the earliest due claimable run (`@task`: a task or NULL). */
   readonly statsCounts: Database.Statement<
     [StatsParams],
@@ -154,6 +156,10 @@ export class Statements {
     );
     this.countEvents = db.prepare(
       'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
+    );
+    this.countEventsOf = db.prepare(
+      `SELECT run_id, status, count(*) AS n FROM docket_events
+       WHERE run_id IN (SELECT value FROM json_each(?)) AND namespace = ? GROUP BY run_id, status`,
     );
     this.selectBandBelow = db.prepare(
       `SELECT priority FROM docket_runs INDEXED BY docket_runs_claim_priority

@@ -103,6 +103,8 @@ export const runReads = {
     }
     return countCallbacks(own);
   },
+  callbackCountsOf: async (m: MemoryState, namespace: string, runIds: readonly string[]): Promise<CallbackCounts[]> =>
+    Promise.all(runIds.map((runId) => runReads.callbackCounts(m, namespace, runId))),
   runStats: async (m: MemoryState, request: RunStatsRequest): Promise<RunStatsAnswer> => {
     const counts = new Map<string, RunStatsAnswer['counts'][number]>();
     let oldestDueAt: number | null = null;
