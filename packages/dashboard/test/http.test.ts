@@ -129,11 +129,34 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
     expect((await ops.runs.get(runId))?.status).toBe('paused');
   });
 
+  it('pauses and resumes a schedule from its form; a stale form is a conflict that changes nothing', async () => {
+    const id = seeded.schedule;
+    const client = new Client(dashboard);
+    const listed = await (await client.get('/schedules')).text();
+    expect(listed).toContain(`data-schedule-id="${id}"`);
+    expect(listed).toContain('0 * * * *');
+    const pause = await client.formOf('/schedules', `/schedules/${id}/pause`);
+    const paused = await client.post(`/schedules/${id}/pause`, { ...pause, reason: 'holiday' });
+    expect(paused.headers.get('location')).toBe('/schedules?notice=pause:applied');
+    const ops = await operator();
+    const [after] = (await ops.schedules.list()).items;
+    expect(after).toMatchObject({ id, enabled: false });
+    const stale = await client.post(`/schedules/${id}/pause`, { ...pause, commandId: 'stale-1', reason: 'again' });
+    expect(stale.status).toBe(409);
+    expect(await stale.text()).toContain('changed since you looked');
+    expect((await ops.schedules.list()).items[0]?.revision).toBe(after?.revision);
+    const resume = await client.formOf('/schedules', `/schedules/${id}/resume`);
+    expect(resume.expectedRevision).toBe(String(after?.revision));
+    await client.post(`/schedules/${id}/resume`, { ...resume, reason: 'back' });
+    expect((await ops.schedules.list()).items[0]).toMatchObject({ id, enabled: true });
+  });
+
   it('in read-only mode shows no form and refuses every POST with 403', async () => {
     const readOnly = createDashboard({ store, readOnly: true });
     cleanups.push(() => readOnly.close());
     const client = new Client(readOnly);
-    for (const path of ['/', '/runs', `/runs/${seeded.pending[0]}`, `/runs/${seeded.failed}`, '/dead-letters']) {
+    const paths = ['/', '/runs', `/runs/${seeded.pending[0]}`, `/runs/${seeded.failed}`, '/dead-letters', '/schedules'];
+    for (const path of paths) {
       const page = await (await client.get(path)).text();
       expect(page, path).not.toContain('<form method="post"');
     }

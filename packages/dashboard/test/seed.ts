@@ -15,12 +15,13 @@ export interface Seeded {
   hostile: string;
   pending: string[];
   waiting: string;
+  schedule: string;
 }
 
 /**
  * Fills a store the way an application would: a worker settles five runs (one a failure whose failure callback
  * always fails, so it becomes a dead letter; one whose query and error hold HTML), then a producer leaves two runs
- * pending (their task has no worker) and one waiting for an event.
+ * pending (their task has no worker), one waiting for an event, and an hourly schedule no consumer fires.
  */
 export async function seedRuns(store: Store): Promise<Seeded> {
   const worker = createQueue({
@@ -63,6 +64,8 @@ export async function seedRuns(store: Store): Promise<Seeded> {
   const pending = [];
   for (const file of ['a.csv', 'b.csv']) pending.push((await ingest.start({ query: { file } })).runId);
   const waiting = (await ingest.start({ query: { file: 'c.csv' }, trigger: { event: 'upload.done' } })).runId;
+  const schedule = 'hourly-ingest';
+  await ingest.schedule(schedule, { cron: '0 * * * *', query: { file: 'hourly.csv' } });
   await producer.close();
-  return { succeeded, failed, hostile, pending, waiting };
+  return { succeeded, failed, hostile, pending, waiting, schedule };
 }
