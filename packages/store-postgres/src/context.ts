@@ -1,11 +1,11 @@
 import { DocketError } from '@docket/core';
 import type { RunRecord, RunWrite } from '@docket/core/store';
+import { KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 import { classify, OutcomeTracker } from './errors.js';
 import type { Transaction } from './fast/group-commit.js';
 import { HeldClaims } from './fast/held-claims.js';
-import { KnownRuns } from './fast/known-runs.js';
 import { SharedColumns } from './fast/plain-claim-statement.js';
 import type { Session } from './fast/session.js';
 import { applyLockedWrites, type Executor, type Tables } from './sql/run-writes.js';

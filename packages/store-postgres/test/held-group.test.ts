@@ -1,9 +1,8 @@
 import { createQueue } from '@docket/core';
-import { planClaim, type RunRecord, transition } from '@docket/core/store';
+import { KnownRuns, planClaim, type RunRecord, transition } from '@docket/core/store';
 import { memoryStore } from '@docket/core/testing';
 import { describe, expect, it } from 'vitest';
 import { HeldClaims } from '../src/fast/held-claims.js';
-import { KnownRuns } from '../src/fast/known-runs.js';
 
 const ACTOR = 'worker:w';
 

@@ -71,6 +71,7 @@ export {
 export { definitionConflict } from './definitions.js';
 export { EVENT_COLUMNS, type EventRow, eventParams, rowToEvent } from './event-row.js';
 export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
+export { KnownRuns } from './known-runs.js';
 export {
   type MemoryStore,
   type MemoryStoreOptions,
@@ -88,6 +89,7 @@ export {
   runChanges,
   runColumn,
   runParams,
+  runRowOf,
 } from './run-row.js';
 export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';

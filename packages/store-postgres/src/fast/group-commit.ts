@@ -1,4 +1,5 @@
 import { DocketError } from '@docket/core';
+import type { KnownRuns } from '@docket/core/store';
 import {
   type CreateRunRequest,
   type CreateRunResult,
@@ -25,7 +26,6 @@ import {
   type Tables,
   wakeNamespaces,
 } from '../sql/run-writes.js';
-import type { KnownRuns } from './known-runs.js';
 import { Batcher, type Queued } from './micro-batcher.js';
 import { notifyText, preparedCall } from './prepared-calls.js';
 import { type Session, writeInOneMessage } from './session.js';

@@ -1,4 +1,5 @@
 import type { HistoryEntry } from '@docket/core';
+import type { KnownRuns } from '@docket/core/store';
 import {
   type CallbackEventRecord,
   checkWrite,
@@ -9,7 +10,6 @@ import {
   type TransactPlan,
 } from '@docket/core/store';
 import type { PendingWrite } from '../sql/run-writes.js';
-import type { KnownRuns } from './known-runs.js';
 
 /** A pure plan folded into a held run: its value is answered once the claim's transaction commits. */
 interface Fused {

@@ -1,4 +1,5 @@
-import { KeyTable, type RunRecord } from '@docket/core/store';
+import type { RunRecord } from '../machine/run-types.js';
+import { KeyTable } from '../util/key-table.js';
 
 /**
  * The rows this store instance last committed for runs that hold a lease: the runs its workers are executing. A pure
