@@ -4,7 +4,7 @@ import { runIn } from '../../test/run-fixture.js';
 import type { RunRecord } from '../machine/run-types.js';
 import { RUN_STATUSES } from '../machine/run-types.js';
 import { checkWrite } from './checks.js';
-import { RUN_COLUMNS, rowToRun, runChanges, runColumn, runParams } from './run-row.js';
+import { RUN_COLUMNS, rowToRun, runChanges, runColumn, runParams, runRowOf } from './run-row.js';
 
 /** Arbitrary changes to a run, each field replaced (or kept) independently. */
 const patch = fc.record(
@@ -120,5 +120,18 @@ describe('checkWrite', () => {
     expect(() => checkWrite(current, { run: sneaky, history: [], events: [] })).toThrow(/changes state/);
     const stolen = { ...current, lease: { ...current.lease!, owner: 'other' } };
     expect(() => checkWrite(current, { run: stolen, history: [], events: [] })).toThrow(/lease holder/);
+  });
+});
+
+describe('runRowOf', () => {
+  it('builds the same row from its values in RUN_COLUMNS order (raw statements)', () => {
+    fc.assert(
+      fc.property(patch, (p) => {
+        const row = runParams({ ...runIn('running'), ...p } as RunRecord);
+        const distinct = new Set(RUN_COLUMNS.map((c) => JSON.stringify(row[c])));
+        expect(runRowOf(RUN_COLUMNS.map((c) => row[c]))).toStrictEqual(row);
+        return distinct.size > 1;
+      }),
+    );
   });
 });

@@ -327,3 +327,49 @@ export const RUN_COLUMNS = [
   'retries',
   'trace_parent',
 ] as const;
+
+/**
+ * A run row from its values in `RUN_COLUMNS` order (a better-sqlite3 statement in raw mode selecting exactly those
+ * columns): one object literal of a fixed shape, about half the cost of the driver naming 37 properties per row.
+ */
+export function runRowOf(values: readonly unknown[]): RunRow {
+  return {
+    run_id: values[0] as RunRow['run_id'],
+    namespace: values[1] as RunRow['namespace'],
+    task_name: values[2] as RunRow['task_name'],
+    task_version: values[3] as RunRow['task_version'],
+    definition_hash: values[4] as RunRow['definition_hash'],
+    status: values[5] as RunRow['status'],
+    reason: values[6] as RunRow['reason'],
+    query: values[7] as RunRow['query'],
+    state: values[8] as RunRow['state'],
+    page: values[9] as RunRow['page'],
+    page_failures: values[10] as RunRow['page_failures'],
+    business_failures: values[11] as RunRow['business_failures'],
+    scheduled_retries: values[12] as RunRow['scheduled_retries'],
+    recoveries: values[13] as RunRow['recoveries'],
+    error: values[14] as RunRow['error'],
+    revision: values[15] as RunRow['revision'],
+    trigger: values[16] as RunRow['trigger'],
+    due_at: values[17] as RunRow['due_at'],
+    claim_due_at: values[18] as RunRow['claim_due_at'],
+    deadline_at: values[19] as RunRow['deadline_at'],
+    model_call_limit: values[20] as RunRow['model_call_limit'],
+    model_calls_used: values[21] as RunRow['model_calls_used'],
+    idempotency_key: values[22] as RunRow['idempotency_key'],
+    input_hash: values[23] as RunRow['input_hash'],
+    policy: values[24] as RunRow['policy'],
+    events: values[25] as RunRow['events'],
+    recovery: values[26] as RunRow['recovery'],
+    trigger_event: values[27] as RunRow['trigger_event'],
+    fence: values[28] as RunRow['fence'],
+    lease_owner: values[29] as RunRow['lease_owner'],
+    lease_token: values[30] as RunRow['lease_token'],
+    lease_expires_at: values[31] as RunRow['lease_expires_at'],
+    created_at: values[32] as RunRow['created_at'],
+    updated_at: values[33] as RunRow['updated_at'],
+    priority: values[34] as RunRow['priority'],
+    retries: values[35] as RunRow['retries'],
+    trace_parent: values[36] as RunRow['trace_parent'],
+  };
+}
