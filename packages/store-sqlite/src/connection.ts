@@ -40,11 +40,12 @@ export class SqliteConnection {
     const db = this.connect();
     try {
       this.configure(db);
+      const s = new Statements(db);
       this.ctx.open = {
         db,
-        s: new Statements(db),
+        s,
         orm: drizzle({ client: db }),
-        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit'), 512, groupAborted),
+        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit'), 512, groupAborted, s.counts),
       };
       // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
       const checkpointMs = this.options.checkpointMs ?? 200;

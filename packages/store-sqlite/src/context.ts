@@ -1,8 +1,9 @@
 import { DocketError } from '@docket/core';
+import { KnownRuns } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { isStoreFault, sqliteCode, storageFailure } from './errors.js';
-import type { GroupCommit } from './group-commit.js';
+import type { GroupCommit, ItemMode } from './group-commit.js';
 import type { Statements } from './sql/statements.js';
 
 /** The open connection's parts every verb uses. */
@@ -19,6 +20,8 @@ export class SqliteContext {
   open: OpenConnection | null = null;
   /** Why the database file can no longer be trusted (deleted or replaced under the connection), until `close()`. */
   lost: string | null = null;
+  /** Runs this store last wrote with a lease, as it wrote them: its workers' runs (see `KnownRuns`). */
+  readonly known = new KnownRuns();
 
   /**
    * The open connection; `CONNECTION_UNAVAILABLE` before `open()`, and once the file was deleted or replaced: the
@@ -36,17 +39,19 @@ export class SqliteContext {
 
   /**
    * Runs `work` in the group commit (one `BEGIN IMMEDIATE` transaction shared with the writes of this turn, a
-   * savepoint of its own); a driver error becomes `STORAGE_FAILURE`, an error in `passThrough` is rethrown as it is.
+   * savepoint of its own unless `mode` is `none`, see `ItemMode`); a driver error becomes `STORAGE_FAILURE`, an error
+   * in `passThrough` is rethrown as it is.
    */
   write<T>(
     operation: string,
     work: (open: OpenConnection) => T,
     runId?: string,
     passThrough?: () => unknown,
+    mode: ItemMode = 'savepoint',
   ): Promise<T> {
     const open = this.live();
     return open.group
-      .run(() => work(open))
+      .run(() => work(open), mode)
       .catch((error) => {
         // The plan's own error (an effect's) is the page's, unless it says the store itself failed (a full disk).
         if (passThrough !== undefined && error === passThrough() && !isStoreFault(sqliteCode(error))) throw error;

@@ -1,10 +1,45 @@
 import type Database from 'better-sqlite3';
 
-/** One unit of work in a group: runs inside its own SAVEPOINT of the shared transaction. */
+/**
+ * How an item's writes are undone when it throws: `savepoint`, its own SAVEPOINT of the shared transaction, rolled
+ * back to; `none`, no savepoint: the work promises that a throw means it wrote nothing, and throws `GroupAbort` once
+ * it has begun to write, which rolls back the whole group (the other items run again, as after a full disk).
+ */
+export type ItemMode = 'savepoint' | 'none';
+
+/** Thrown by an item of mode `none` that failed after it began to write: the group is rolled back. */
+export class GroupAbort extends Error {
+  constructor(readonly error: unknown) {
+    super('the group is rolled back: an item failed half-way');
+  }
+}
+
+/** What became of one item of a group. */
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** An item's failure that rolled back, or must roll back, the whole group: carries the item's own outcome. */
+class ItemAbort {
+  constructor(readonly outcome: { ok: false; error: unknown }) {}
+}
+
+/** What a group tells the parts that hold changes in memory until its COMMIT (see `CountBuffer`). */
+export interface GroupHooks {
+  /** The group's transaction began. */
+  begin(): void;
+  /** An item ended: its writes were kept, or undone with its savepoint. */
+  itemEnded(kept: boolean): void;
+  /** Just before the COMMIT, in the transaction: a throw rolls the group back. */
+  flush(): void;
+  /** The group's transaction was rolled back. */
+  end(): void;
+}
+
+const NO_HOOKS: GroupHooks = { begin() {}, itemEnded() {}, flush() {}, end() {} };
+
+/** One unit of work in a group. */
 interface Item {
   work: () => unknown;
-  /** The work opens its own savepoint (a nested better-sqlite3/drizzle transaction): skip the group's. */
-  ownSavepoint: boolean;
+  mode: ItemMode;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** Set once the item was put back after another item's failure rolled back its group: it is not put back again. */
@@ -33,6 +68,7 @@ export class GroupCommit {
     private readonly wrapCommitError: (error: unknown) => unknown,
     private readonly maxBatch = 512,
     private readonly wrapGroupAbort: (error: unknown) => unknown = wrapCommitError,
+    private readonly hooks: GroupHooks = NO_HOOKS,
   ) {
     this.savepoint = db.prepare('SAVEPOINT docket_item');
     this.release = db.prepare('RELEASE docket_item');
@@ -43,9 +79,9 @@ export class GroupCommit {
   }
 
   /** Queues `work` for the next group transaction and resolves with its value after the commit. */
-  run<T>(work: () => T, ownSavepoint = false): Promise<T> {
+  run<T>(work: () => T, mode: ItemMode = 'savepoint'): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, ownSavepoint, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, mode, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -65,7 +101,7 @@ export class GroupCommit {
       for (const item of batch) item.reject(this.wrapCommitError(new Error('the database connection is closed')));
       return;
     }
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const outcomes: Outcome[] = [];
     try {
       this.begin.run();
     } catch (error) {
@@ -73,34 +109,51 @@ export class GroupCommit {
       return;
     }
     try {
-      for (const item of batch) {
-        if (!item.ownSavepoint) this.savepoint.run();
-        try {
-          const value = item.work();
-          if (!item.ownSavepoint) this.release.run();
-          outcomes.push({ ok: true, value });
-        } catch (error) {
-          // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll back the whole transaction: the
-          // items before this one lost their writes too. This item gets its own error; the others are tried again
-          // on their own (see below), and nothing of this group is reported written.
-          if (!this.db.inTransaction) {
-            outcomes.push({ ok: false, error });
-            throw error;
-          }
-          if (!item.ownSavepoint) {
-            this.rollbackTo.run();
-            this.release.run();
-          }
-          outcomes.push({ ok: false, error });
-        }
-      }
+      this.hooks.begin();
+      for (const item of batch) outcomes.push(this.runItem(item));
+      this.hooks.flush();
       this.commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
-      this.failed(batch, outcomes, error);
+      this.hooks.end();
+      if (error instanceof ItemAbort) {
+        outcomes.push(error.outcome);
+        this.failed(batch, outcomes, error.outcome.error, true);
+      } else {
+        this.failed(batch, outcomes, error, false);
+      }
       return;
     }
     this.settled(batch, outcomes);
+  }
+
+  /**
+   * Runs one item in the open transaction and answers its outcome; throws (after recording the item's own outcome)
+   * when the item's failure rolled back, or must roll back, the whole transaction.
+   */
+  private runItem(item: Item): Outcome {
+    const savepoint = item.mode === 'savepoint';
+    if (savepoint) this.savepoint.run();
+    try {
+      const value = item.work();
+      if (savepoint) this.release.run();
+      this.hooks.itemEnded(true);
+      return { ok: true, value };
+    } catch (thrown) {
+      const abort = thrown instanceof GroupAbort;
+      const error = abort ? thrown.error : thrown;
+      // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll back the whole transaction: the items
+      // before this one lost their writes too. This item gets its own error; the others are tried again on their own
+      // (see `failed`), and nothing of this group is reported written. An item without a savepoint that failed
+      // half-way asks for the same.
+      if (abort || !this.db.inTransaction) throw new ItemAbort({ ok: false, error });
+      if (savepoint) {
+        this.rollbackTo.run();
+        this.release.run();
+      }
+      this.hooks.itemEnded(false);
+      return { ok: false, error };
+    }
   }
 
   /**
@@ -109,12 +162,7 @@ export class GroupCommit {
    * group (it runs again from the start; its earlier writes were rolled back); one that meets such a rollback again
    * gets `wrapGroupAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
    */
-  private failed(
-    batch: Item[],
-    outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[],
-    error: unknown,
-  ) {
-    const aborted = outcomes.some((outcome) => !outcome.ok && outcome.error === error);
+  private failed(batch: Item[], outcomes: Outcome[], error: unknown, aborted: boolean) {
     const again: Item[] = [];
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
@@ -135,7 +183,7 @@ export class GroupCommit {
   }
 
   /** A committed group: each item resolves with its value or rejects with its own error. */
-  private settled(batch: Item[], outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[]) {
+  private settled(batch: Item[], outcomes: Outcome[]) {
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);

@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createQueue, type DocketErrorCode, isDocketError, type Queue } from '@docket/core';
+import { type Lease, planClaim, type RunRecord } from '@docket/core/store';
 import { waitFor, waitForStatus } from '@docket/core/testing';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
@@ -284,6 +285,43 @@ describe('sqliteStore', () => {
     const { runId } = await task.start({ query: null });
     // The worker polls once an hour: only the store's change signal can make this finish.
     await waitForStatus(task, runId, 'success', 5000);
+  });
+
+  it('decides a pure plan on the row it claimed, and again on the stored row once another connection changed it', async () => {
+    const filename = file();
+    const producerQueue = await queueOn(sqliteStore({ filename }));
+    const task = producerQueue.define({ name: 'known', version: '1' });
+    await producerQueue.ready();
+    const { runId } = await task.start({ query: null });
+    const [mine, other] = [sqliteStore({ filename }), sqliteStore({ filename })];
+    for (const store of [mine, other]) {
+      await store.open();
+      cleanups.push(() => store.close());
+    }
+    const now = Date.now();
+    const tasks = [{ name: 'known', version: '1' }];
+    const plan = (run: RunRecord) => planClaim(run, 'worker:test', 60_000, now);
+    const [claimed] = await mine.claimDue({ namespace: 'default', tasks, limit: 1, now, plan });
+    const expiresAt = claimed?.lease?.expiresAt as number;
+    // A pure write with no history moves only the lease: the revision stays as `mine` remembers it.
+    const renew = (current: RunRecord | null, by: number) => {
+      const lease = { ...(current?.lease as Lease), expiresAt: (current?.lease?.expiresAt ?? 0) + by };
+      return { write: { run: { ...(current as RunRecord), lease }, history: [], events: [] }, value: current };
+    };
+    await other.transact('default', runId, (_tx, current) => renew(current, 1_000), { pure: true });
+    const seen: (number | undefined)[] = [];
+    const final = await mine.transact(
+      'default',
+      runId,
+      (_tx, current) => {
+        seen.push(current?.lease?.expiresAt);
+        return renew(current, 5);
+      },
+      { pure: true },
+    );
+    expect(seen).toEqual([expiresAt, expiresAt + 1_000]);
+    expect(final?.lease?.expiresAt).toBe(expiresAt + 1_000);
+    expect((await other.getRun('default', runId))?.lease?.expiresAt).toBe(expiresAt + 1_005);
   });
 
   it('closes a connection it opened itself when the last queue closes', async () => {

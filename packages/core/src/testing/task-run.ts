@@ -136,5 +136,45 @@ export function taskRunSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(info).toMatchObject({ status: 'cancelled', reason: 'OPERATOR_STOP' });
       expect((await worker.task.history(runId)).at(-1)?.detail).toMatchObject({ reason: 'release withdrawn' });
     });
+
+    it('keeps a plain page end (no effect) from overwriting an operator stop made through another store', async () => {
+      await area.harness();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started = false;
+      const worker = await runner(
+        {
+          async execute(ctx) {
+            started = true;
+            await gate;
+            return ctx.end();
+          },
+        },
+        4,
+      );
+      const { runId } = await worker.task.start({ query: null });
+      await waitFor(() => started, 'the page to start');
+      const operatorQueue = await area.open(area.h.secondStore(), { name: 'manual', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      await waitFor(
+        async () => (await operatorQueue.task.get(runId))?.status === 'running',
+        'the claim to be committed',
+      );
+      const current = await operatorQueue.task.get(runId);
+      await operatorQueue.queue.operator.runs.cancel({
+        runId,
+        expectedRevision: current?.revision ?? 0,
+        reason: 'withdrawn',
+        commandId: 'stop-2',
+      });
+      release();
+      await sleep(60);
+      expect(await worker.task.get(runId)).toMatchObject({ status: 'cancelled', reason: 'OPERATOR_STOP' });
+      const history = await worker.task.history(runId);
+      expect(history.map((entry) => entry.to)).toEqual(['pending', 'running', 'cancelled']);
+    });
   });
 }

@@ -1,5 +1,5 @@
 import type { RunRecord, RunRow, SelectRequest, TaskKey } from '@docket/core/store';
-import { rowToRun } from '@docket/core/store';
+import { rowToRun, runRowOf } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 import { applyWrite } from './settle.js';
 import type { Statements } from './statements.js';
@@ -9,8 +9,8 @@ import type { Statements } from './statements.js';
  * index, highest priority first and earliest due first within a priority, each planned by core and written in the
  * group's transaction.
  */
-export function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
-  return ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {
+export async function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+  const written = await ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {
     const written: RunRecord[] = [];
     for (const row of candidates(s, request, expired)) {
       const run = rowToRun(row);
@@ -21,10 +21,12 @@ export function claim(ctx: SqliteContext, request: SelectRequest, expired: boole
     }
     return written;
   });
+  for (const run of written) ctx.known.committed(run);
+  return written;
 }
 
 function candidates(s: Statements, request: SelectRequest, expired: boolean): RunRow[] {
-  if (expired) return s.selectExpired.all(request.namespace, request.now, request.limit);
+  if (expired) return s.selectExpired.all(request.namespace, request.now, request.limit).map(runRowOf);
   let rows: RunRow[] = [];
   for (const task of request.tasks) rows.push(...dueOfTask(s, request, task));
   if (request.tasks.length > 1) {
@@ -52,7 +54,9 @@ function dueOfTask(s: Statements, request: SelectRequest, task: TaskKey): RunRow
     if (next === undefined) break;
     band = next.priority;
     const left = request.limit - rows.length;
-    rows.push(...s.selectClaimable.all(request.namespace, task.name, task.version, band, request.now, left));
+    for (const values of s.selectClaimable.all(request.namespace, task.name, task.version, band, request.now, left)) {
+      rows.push(runRowOf(values));
+    }
   }
   return rows;
 }

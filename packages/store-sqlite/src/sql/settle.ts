@@ -9,68 +9,166 @@ import {
   type RunWrite,
   rowToRun,
   runChanges,
+  type TransactOptions,
   type TransactPlan,
 } from '@docket/core/store';
 import type { OpenConnection, SqliteContext } from '../context.js';
+import { GroupAbort } from '../group-commit.js';
 import type { SqliteTransaction } from '../options.js';
 import { countMove, countSettle } from './run-counts.js';
 import type { Statements } from './statements.js';
 
 /**
- * Applies one conditional run write: the row updated only at `current`'s revision, then its history and events, and
- * the counts of `operator.stats()` when the run moves into or out of a counted status, and its minute's count when
- * it settles.
+ * Applies one conditional run write: the row updated only if it is still `current` (see `Statements.updateRun`), then
+ * its history and events, and the counts of `operator.stats()` when the run moves into or out of a counted status,
+ * and its minute's count when it settles. Answers `false`, having written nothing, when the row moved.
  */
-export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
+export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite): boolean {
   checkWrite(current, write);
-  const changed = s.updateRun(current.runId, current.revision, runChanges(current, write.run));
-  if (changed !== 1) throw new Error(`internal: run ${current.runId} moved during its transaction`);
+  if (!s.updateRun(current, runChanges(current, write.run))) return false;
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
   countSettle(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
   for (const entry of write.history) s.insertHistory.run(historyParams(write.run.runId, entry));
   for (const event of write.events) s.insertEvent.run(eventParams(event));
+  return true;
+}
+
+/** `tryApplyWrite` for a row read in the same transaction, where a moved row is a bug. */
+export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
+  if (!tryApplyWrite(s, current, write)) throw new Error(`internal: run ${current.runId} moved during its transaction`);
 }
 
 /**
- * `Store.transact`. Inside the group's transaction, better-sqlite3 turns this drizzle transaction into a SAVEPOINT:
- * the plan and its effect still get a real drizzle transaction, and a throw rolls back only this run's writes. A plan
- * that returns a promise is refused: SQLite transactions are synchronous.
+ * `Store.transact`. A pure plan goes to `transactPure`. Otherwise, inside the group's transaction, better-sqlite3
+ * turns this drizzle transaction into a SAVEPOINT: the plan and its effect get a real drizzle transaction, and a throw
+ * rolls back only this run's writes. A plan that returns a promise is refused: SQLite transactions are synchronous.
  */
 export function transact<T>(
   ctx: SqliteContext,
   namespace: string,
   runId: string,
   plan: TransactPlan<T, SqliteTransaction>,
+  options?: TransactOptions,
 ): Promise<T> {
+  if (options?.pure === true) return transactPure(ctx, namespace, runId, plan);
+  ctx.known.forget(runId);
   let planError: unknown;
   const work = ({ s, orm }: OpenConnection) =>
     orm.transaction(
       (tx) => {
         const row = s.selectRun.get(namespace, runId);
         const current = row ? rowToRun(row) : null;
-        let result: PlanResult<T> | Promise<PlanResult<T>>;
+        let result: PlanResult<T>;
         try {
-          result = plan(tx as unknown as SqliteTransaction, current);
+          result = decide(plan, tx as unknown as SqliteTransaction, current, runId);
         } catch (error) {
           planError = error;
           throw error;
         }
-        if (isThenable(result)) {
-          Promise.resolve(result).catch(() => undefined);
-          planError = new DocketError('HANDLER_CONTRACT_INVALID', 'SQLite transactions are synchronous', {
-            operation: 'store.transact',
-            runId,
-          });
-          throw planError;
-        }
-        const { write, value } = result as PlanResult<T>;
-        if (write !== null) {
+        if (result.write !== null) {
           if (current === null) throw new Error('internal: write for a missing run');
-          applyWrite(s, current, write);
+          applyWrite(s, current, result.write);
         }
-        return value;
+        return result.value;
       },
       { behavior: 'immediate' },
     );
   return ctx.write('store.transact', work, runId, () => planError);
+}
+
+/**
+ * A pure plan (it ignores `tx` and has no effect): no drizzle transaction and no savepoint (the plan decides before
+ * anything is written; a write that fails half-way rolls back the group, see `GroupAbort`). For a run this store last
+ * wrote with a lease (one its workers execute, see `KnownRuns`), the plan is decided on the remembered row and
+ * written with the row's guard, without reading and decoding the row first; if the guard fails, or the plan wrote
+ * nothing or threw on the remembered row, the row is read and the plan decides again.
+ */
+function transactPure<T>(
+  ctx: SqliteContext,
+  namespace: string,
+  runId: string,
+  plan: TransactPlan<T, SqliteTransaction>,
+): Promise<T> {
+  let planError: unknown;
+  let written: RunRecord | null = null;
+  const work = ({ s }: OpenConnection): T => {
+    written = null;
+    const remembered = ctx.known.get(namespace, runId);
+    if (remembered !== undefined) {
+      const fast = decideOrNull(plan, remembered, runId);
+      if (fast?.write && writeOrAbort(() => tryApplyWrite(s, remembered, fast.write as RunWrite))) {
+        written = fast.write.run;
+        return fast.value;
+      }
+      ctx.known.forget(runId);
+    }
+    const row = s.selectRun.get(namespace, runId);
+    const current = row ? rowToRun(row) : null;
+    let result: PlanResult<T>;
+    try {
+      result = decide(plan, undefined as never, current, runId);
+    } catch (error) {
+      planError = error;
+      throw error;
+    }
+    const write = result.write;
+    if (write !== null) {
+      if (current === null) throw new Error('internal: write for a missing run');
+      writeOrAbort(() => applyWrite(s, current, write));
+      written = write.run;
+    }
+    return result.value;
+  };
+  return ctx
+    .write('store.transact', work, runId, () => planError, 'none')
+    .then(
+      (value) => {
+        if (written !== null) ctx.known.committed(written);
+        return value;
+      },
+      (error: unknown) => {
+        ctx.known.forget(runId);
+        throw error;
+      },
+    );
+}
+
+/** Runs the writes of an item without a savepoint: a throw rolls back its group (`GroupAbort`). */
+function writeOrAbort<T>(writes: () => T): T {
+  try {
+    return writes();
+  } catch (error) {
+    throw new GroupAbort(error);
+  }
+}
+
+/** Runs a plan synchronously; a plan that returns a promise is refused with `HANDLER_CONTRACT_INVALID`. */
+function decide<T>(
+  plan: TransactPlan<T, SqliteTransaction>,
+  tx: SqliteTransaction,
+  current: RunRecord | null,
+  runId: string,
+): PlanResult<T> {
+  const result = plan(tx, current);
+  if (isThenable(result)) {
+    Promise.resolve(result).catch(() => undefined);
+    throw new DocketError('HANDLER_CONTRACT_INVALID', 'SQLite transactions are synchronous', {
+      operation: 'store.transact',
+      runId,
+    });
+  }
+  return result;
+}
+
+/** A pure plan decided on a remembered row; `null` when it threw (the row it saw may be stale: decided again). */
+function decideOrNull<T>(
+  plan: TransactPlan<T, SqliteTransaction>,
+  remembered: RunRecord,
+  runId: string,
+): PlanResult<T> | null {
+  try {
+    return decide(plan, undefined as never, remembered, runId);
+  } catch {
+    return null;
+  }
 }

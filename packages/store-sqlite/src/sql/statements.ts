@@ -1,5 +1,16 @@
-import { EVENT_COLUMNS, type EventRow, type HistoryRow, RUN_COLUMNS, type RunRow } from '@docket/core/store';
+import {
+  EVENT_COLUMNS,
+  type EventRow,
+  type HistoryRow,
+  RUN_COLUMNS,
+  type RunRecord,
+  type RunRow,
+} from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { CountBuffer } from './run-counts.js';
+
+/** What a run write is guarded by: the row as its plan saw it. */
+export type RunGuard = Pick<RunRecord, 'runId' | 'revision' | 'lease' | 'modelCallsUsed'>;
 
 /** The named parameters of the `runStats` statements. */
 export interface StatsParams {
@@ -57,11 +68,16 @@ export class Statements {
   readonly statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   /** The highest priority below the given one that a task has claimable runs of (due or not). */
   readonly selectBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
-  readonly selectClaimable: Database.Statement<[string, string, string, number, number, number], RunRow>;
-  readonly selectExpired: Database.Statement<[string, number, number], RunRow>;
+  /** Due runs of one task and priority, as values in `RUN_COLUMNS` order (raw: see `runRowOf`). */
+  readonly selectClaimable: Database.Statement<[string, string, string, number, number, number], unknown[]>;
+  /** Runs whose lease expired, as values in `RUN_COLUMNS` order. */
+  readonly selectExpired: Database.Statement<[string, number, number], unknown[]>;
   readonly selectNextDue: Database.Statement<[string, string, string, number], { due: number | null }>;
   readonly selectDefinition: Database.Statement<[string, string, string], { hash: string }>;
   readonly insertDefinition: Database.Statement<[Record<string, string | number>]>;
+
+  /** The run counts of the open group transaction, written at its end (see `CountBuffer`). */
+  readonly counts = new CountBuffer(() => this);
 
   constructor(private readonly db: Database.Database) {
     const runValues = RUN_COLUMNS.map((c) => `@${c}`).join(', ');
@@ -166,16 +182,21 @@ export class Statements {
        WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority < ? AND claim_due_at IS NOT NULL
        ORDER BY priority DESC LIMIT 1`,
     );
-    this.selectClaimable = db.prepare(
-      `SELECT * FROM docket_runs INDEXED BY docket_runs_claim_priority
-       WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL
-       AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
-    );
-    this.selectExpired = db.prepare(
-      `SELECT * FROM docket_runs INDEXED BY docket_runs_lease
-       WHERE namespace = ? AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?
-       ORDER BY lease_expires_at LIMIT ?`,
-    );
+    const runColumns = RUN_COLUMNS.join(', ');
+    this.selectClaimable = db
+      .prepare<[string, string, string, number, number, number], unknown[]>(
+        `SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_claim_priority
+         WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL
+         AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
+      )
+      .raw(true);
+    this.selectExpired = db
+      .prepare<[string, number, number], unknown[]>(
+        `SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_lease
+         WHERE namespace = ? AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?
+         ORDER BY lease_expires_at LIMIT ?`,
+      )
+      .raw(true);
     this.selectNextDue = db.prepare(
       `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim_priority
        WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL`,
@@ -189,23 +210,31 @@ export class Statements {
   }
 
   /**
-   * Writes `changes` (the columns a write changes, from core's `runChanges`) to a run, only if the stored revision is
-   * still `expectedRevision`. Setting only changed columns lets SQLite leave the index entries of unchanged columns
-   * alone, which is most of the cost of a transition. Statements are cached per column set; there are a handful.
+   * Writes `changes` (the columns a write changes, from core's `runChanges`) to a run, only if the stored row is still
+   * `current`: the same revision, lease expiry and model call count (core's `checkWrite` makes those the only columns
+   * that change without a new revision). Setting only changed columns lets SQLite leave the index entries of unchanged
+   * columns alone, which is most of the cost of a transition. Statements are cached per column set; there are a
+   * handful. Answers whether the row was written.
    */
-  updateRun(runId: string, expectedRevision: number, changes: Partial<RunRow>): number {
-    const changed = Object.keys(changes);
-    if (changed.length === 0) return 1;
-    const key = changed.join(',');
+  updateRun(current: RunGuard, changes: Partial<RunRow>): boolean {
+    let key = '';
+    const values: unknown[] = [];
+    for (const column in changes) {
+      key += `${column},`;
+      values.push(changes[column as keyof RunRow]);
+    }
     let statement = this.updates.get(key);
     if (!statement) {
-      const sets = changed.map((c) => `${c} = @${c}`).join(', ');
+      // A write that changes no column still checks its guard (with a SET that leaves every index alone).
+      const columns = Object.keys(changes);
+      const sets = columns.length === 0 ? 'revision = revision' : columns.map((c) => `${c} = ?`).join(', ');
       statement = this.db.prepare(
-        `UPDATE docket_runs SET ${sets} WHERE run_id = @run_id AND revision = @expected_revision`,
+        `UPDATE docket_runs SET ${sets} WHERE run_id = ? AND revision = ? AND lease_expires_at IS ? AND model_calls_used = ?`,
       );
       this.updates.set(key, statement);
     }
-    return statement.run({ ...changes, run_id: runId, expected_revision: expectedRevision }).changes;
+    values.push(current.runId, current.revision, current.lease?.expiresAt ?? null, current.modelCallsUsed);
+    return statement.run(values).changes === 1;
   }
 
   /** Lists runs newest first below `before`, filtered by task name and status when given; statements cached per filter. */

@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroupAbort, GroupCommit } from '../src/group-commit.js';
+import { sqliteStore } from '../src/index.js';
+import { countMove, countSettle } from '../src/sql/run-counts.js';
+import { Statements } from '../src/sql/statements.js';
+import { tempDir } from './helpers.js';
+
+/** A migrated Docket file with a scratch table, and a group commit on it whose hooks are its statements' counts. */
+async function open(cleanups: (() => unknown)[]) {
+  const tmp = tempDir();
+  cleanups.push(tmp.remove);
+  const filename = join(tmp.dir, 'docket.sqlite');
+  const store = sqliteStore({ filename });
+  await store.open();
+  await store.close();
+  const db = new Database(filename);
+  cleanups.push(() => db.close());
+  db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+  const s = new Statements(db);
+  const group = new GroupCommit(
+    db,
+    (error) => error,
+    512,
+    (error) => error,
+    s.counts,
+  );
+  const insert = db.prepare('INSERT INTO t (k) VALUES (?)');
+  const keys = () => (db.prepare('SELECT k FROM t ORDER BY k').all() as { k: string }[]).map((r) => r.k);
+  const counts = () => db.prepare('SELECT status, n FROM docket_run_counts WHERE n <> 0 ORDER BY status').all();
+  const minutes = () => db.prepare('SELECT minute, n FROM docket_settled_minutes').all();
+  return { db, s, group, insert, keys, counts, minutes };
+}
+
+describe('GroupCommit', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+
+  it('gives an item without a savepoint that throws before writing its own error, and commits the others', async () => {
+    const { group, insert, keys } = await open(cleanups);
+    const results = await Promise.allSettled([
+      group.run(() => insert.run('a')),
+      group.run(() => {
+        throw new Error('the plan refused');
+      }, 'none'),
+      group.run(() => insert.run('b'), 'none'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe('the plan refused');
+    expect(keys()).toEqual(['a', 'b']);
+  });
+
+  it('rolls back the group for an item that failed half-way, and runs the others again on their own', async () => {
+    const { group, insert, keys } = await open(cleanups);
+    let runsOfA = 0;
+    const results = await Promise.allSettled([
+      group.run(() => {
+        runsOfA++;
+        return insert.run('a');
+      }),
+      group.run(() => {
+        insert.run('half');
+        throw new GroupAbort(new Error('the history insert failed'));
+      }, 'none'),
+      group.run(() => insert.run('b'), 'none'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe('the history insert failed');
+    expect(keys()).toEqual(['a', 'b']);
+    expect(runsOfA).toBe(2);
+  });
+
+  it('writes the run counts of a group once, at its end, leaving out those of an item rolled back', async () => {
+    const { s, group, counts, minutes, db } = await open(cleanups);
+    const at = Date.UTC(2026, 11, 4, 5, 30, 15);
+    const settle = () => {
+      countMove(s, 'default', 'task', '1', 'running', 'success');
+      countSettle(s, 'default', 'running', 'success', at);
+    };
+    let writesDuringGroup: unknown[] = [];
+    await Promise.allSettled([
+      group.run(settle),
+      group.run(() => {
+        settle();
+        throw new Error('rolled back to its savepoint');
+      }),
+      group.run(() => {
+        settle();
+        writesDuringGroup = counts();
+      }),
+    ]);
+    expect(writesDuringGroup).toEqual([]);
+    expect(counts()).toEqual([{ status: 'success', n: 2 }]);
+    expect(minutes()).toEqual([{ minute: at - 15_000, n: 2 }]);
+    // Outside a group (a start in the application's own transaction) a count is written at once.
+    db.transaction(() => countMove(s, 'default', 'task', '1', null, 'waiting'))();
+    expect(counts()).toEqual([
+      { status: 'success', n: 2 },
+      { status: 'waiting', n: 1 },
+    ]);
+  });
+
+  it('writes no count of a group whose transaction was rolled back', async () => {
+    const { s, group, counts } = await open(cleanups);
+    await Promise.allSettled([
+      group.run(() => {
+        countMove(s, 'default', 'task', '1', 'running', 'failed');
+        throw new GroupAbort(new Error('half-way'));
+      }, 'none'),
+    ]);
+    expect(counts()).toEqual([]);
+  });
+});
