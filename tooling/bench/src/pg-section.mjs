@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { dashboardRows } from './stats-timing.mjs';
 
+// The latest versions that run on Node 20: graphile-worker 0.18 needs Node >= 22.18, pg-boss 11 and later Node >= 22.
 const GRAPHILE = 'graphile-worker 0.17.3';
 const PG_BOSS = 'pg-boss 10.4.2';
 /** Plain SQL doing a Docket worker's writes on Docket's own tables: what the tables cost without Docket's JavaScript. */
@@ -39,7 +40,7 @@ export async function benchDatabase(log) {
 export const PG_CONCURRENCY = 512;
 
 /** Measures the section and adds its rows through `add`. */
-export async function postgresSection({ db, quick, scenario, add, log }) {
+export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   const n = quick ? 2_000 : 20_000;
   const times = quick ? 1 : 3;
   // Docket's claims take half the slots at a time: 512 slots claim 256 runs per statement, against graphile-worker's
@@ -102,7 +103,11 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   const section = 'PostgreSQL processed/s';
   const measure = `n=${n}`;
   const graphileName = `${GRAPHILE}, local queue 500, concurrency 32`;
-  add(section, measure, docket.rate, graphile.rate, graphileName, 1);
+  add(section, measure, docket.rate, graphile.rate, graphileName, 1.1);
+  if (peer !== null) {
+    const bull = await peer.bullmq('bullmqProcess', { n, concurrency });
+    add(section, measure, docket.rate, bull.rate, `${peer.name}, concurrency ${concurrency}`, 1);
+  }
   add(section, measure, docket.rate, boss.rate, `${PG_BOSS}, batched fetch of 500`, 1);
   add(section, measure, docket.rate, raw100.rate, 'raw SKIP LOCKED, 100 per transaction, 4 workers', null);
   add(section, measure, docket.rate, tables.rate, RAW_TABLES, null);
@@ -175,4 +180,9 @@ export async function postgresSection({ db, quick, scenario, add, log }) {
   add(latency('p50'), where, docketLatency.p50, graphileLatency.p50, GRAPHILE, 1, 'lower');
   add(latency('p99'), where, docketLatency.p99, graphileLatency.p99, GRAPHILE, null, 'lower');
   add(latency('p50'), where, docketLatency.p50, bossLatency.p50, PG_BOSS, null, 'lower');
+  if (peer !== null) {
+    const bull = await peer.bullmq('bullmqLatency', { count, perSecond: 200 });
+    add(latency('p50'), where, docketLatency.p50, bull.p50, peer.name, 1, 'lower');
+    add(latency('p99'), where, docketLatency.p99, bull.p99, peer.name, null, 'lower');
+  }
 }

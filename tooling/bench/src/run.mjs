@@ -23,6 +23,9 @@ const only = onlyIndex >= 0 ? argv[onlyIndex + 1] : null;
 const write = !argv.includes('--no-write') && only === null;
 const SCENARIOS = fileURLToPath(new URL('./scenarios.mjs', import.meta.url));
 const PG_SCENARIOS = fileURLToPath(new URL('./pg-scenarios.mjs', import.meta.url));
+const BULLMQ_SCENARIOS = fileURLToPath(new URL('./bullmq-scenarios.mjs', import.meta.url));
+/** The peer every processing section is also measured against, on this machine's Redis. */
+const BULLMQ = 'BullMQ 6.7.6 (Redis)';
 
 function scenario(name, args = {}, file = SCENARIOS) {
   return new Promise((resolve, reject) => {
@@ -65,14 +68,40 @@ const add = (section, measure, docket, baseline, baselineName, target, better = 
 };
 
 log(`Docket benchmark${quick ? ' (quick)' : ''}: sizes ${sizes.join(', ')}, concurrency ${concurrency}`);
+const redisUrl = process.env.DOCKET_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const bullmq = (name, args) => scenario(name, { url: redisUrl, ...args }, BULLMQ_SCENARIOS);
+const redis = await bullmq('redisPing', {});
+if (!redis.ok) log(`BullMQ rows skipped: Redis does not answer at ${redisUrl} (${redis.reason})`);
+const peer = redis.ok ? { bullmq, name: BULLMQ } : null;
 if (only === null || only === 'sqlite') await sqliteSection();
 let db = null;
 if (only === null || only === 'postgres') {
   db = await benchDatabase(log);
   if (db !== null) {
     const pgScenario = (name, args) => scenario(name, args, PG_SCENARIOS);
-    await postgresSection({ db, quick, scenario: pgScenario, add, log });
+    await postgresSection({ db, quick, scenario: pgScenario, add, log, peer });
   }
+}
+if (only === null && db !== null) await storesRow(db);
+
+/**
+ * Docket on SQLite against Docket on PostgreSQL, both at their processing settings, three of each in turns: the
+ * default store should not be the slow one.
+ */
+async function storesRow(db) {
+  const n = sizes[0];
+  log(`SQLite against PostgreSQL, n=${n}`);
+  const sqlite = [];
+  const postgres = [];
+  for (let i = 0; i < 3; i++) {
+    sqlite.push((await scenario('docketProcess', { n, concurrency })).rate);
+    postgres.push(
+      (await scenario('docketProcess', { n, concurrency: PG_CONCURRENCY, url: db.url }, PG_SCENARIOS)).rate,
+    );
+  }
+  const middle = (rates) => [...rates].sort((a, b) => a - b)[1];
+  const name = `Docket on PostgreSQL, concurrency ${PG_CONCURRENCY}, same run`;
+  add('processed/s, SQLite against PostgreSQL', `n=${n}`, middle(sqlite), middle(postgres), name, 1);
 }
 
 /** SQLite: Docket against raw better-sqlite3 and plainjob. */
@@ -91,23 +120,37 @@ async function sqliteSection() {
     const raw1 = await scenario('rawProcess', { n, perTransaction: 1 });
     const raw100 = await scenario('rawProcess', { n, perTransaction: 100 });
     const plain = await scenario('plainjobRun', { n });
+    const twin = await scenario('rawDocketWrites', { n, perTransaction: 128 });
+    const processed = 'processed/s (single-page no-op runs)';
     add(
-      'processed/s (single-page no-op runs)',
+      processed,
+      `n=${n}`,
+      proc.rate,
+      twin.rate,
+      "raw better-sqlite3 doing a Docket worker's writes, 128 per transaction",
+      0.5,
+    );
+    if (peer !== null) {
+      const bull = await peer.bullmq('bullmqProcess', { n, concurrency });
+      add(processed, `n=${n}`, proc.rate, bull.rate, `${peer.name}, concurrency ${concurrency}`, 1);
+    }
+    add(
+      processed,
       `n=${n}`,
       proc.rate,
       raw100.rate,
-      'raw claim+complete, 100 per transaction',
-      0.5,
+      'raw claim+complete on a one-table queue, 100 per transaction',
+      null,
     );
     add(
       'processed/s (single-page no-op runs)',
       `n=${n}`,
       proc.rate,
       raw1.rate,
-      'raw claim+complete, 1 per transaction',
+      'raw claim+complete on a one-table queue, 1 per transaction',
       null,
     );
-    add('processed/s (single-page no-op runs)', `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 5);
+    add(processed, `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 3);
     const prioritized = await scenario('docketProcess', { n, concurrency, priorities: true });
     add(
       'processed/s with five priorities in use',
@@ -125,6 +168,10 @@ async function sqliteSection() {
   const inProcess = await scenario('docketLatency', { count, perSecond: 200, remote: false });
   const remote = await scenario('docketLatency', { count, perSecond: 200, remote: true });
   const rawPoll = await scenario('rawLatency', { count, perSecond: 200 });
+  if (peer !== null) {
+    const bull = await peer.bullmq('bullmqLatency', { count, perSecond: 200 });
+    add('latency p50 ms, 200 runs/s', 'in-process', inProcess.p50, bull.p50, peer.name, null, 'lower');
+  }
   add('latency p50 ms, 200 runs/s', 'in-process', inProcess.p50, rawPoll.p50, 'raw 10 ms poll loop', null, 'lower');
   add('latency p99 ms, 200 runs/s', 'in-process', inProcess.p99, rawPoll.p99, 'raw 10 ms poll loop', 1, 'lower');
   add(

@@ -11,6 +11,7 @@ import { sqliteStore } from '@docket/store-sqlite';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Database from 'better-sqlite3';
+import { docketWritesLoop } from './sqlite-twin.mjs';
 import { medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -173,6 +174,17 @@ function rawProcess({ n, perTransaction }) {
   return { rate: rate(n, performance.now() - t) };
 }
 
+/** The raw twin of `docketProcess`: Docket's writes for each run, by plain statements, `perTransaction` at a time. */
+async function rawDocketWrites({ n, perTransaction }) {
+  const file = tempFile();
+  await fillDocket(file, n);
+  const t = performance.now();
+  const processed = docketWritesLoop(file, perTransaction, definition);
+  const ms = performance.now() - t;
+  if (processed !== n) throw new Error(`raw processed ${processed} of ${n}`);
+  return { rate: rate(n, ms) };
+}
+
 async function plainjobRun({ n }) {
   const { better, defineQueue, defineWorker } = await import('plainjob');
   const db = new Database(tempFile());
@@ -215,7 +227,7 @@ async function docketLatency({ count, perSecond, remote }) {
   const queue = createQueue({ store: sqliteStore({ filename }), runtime: { concurrency: 8 } });
   const task = queue.define(definition, {
     execute(ctx) {
-      latencies.push(Date.now() - ctx.query.t);
+      latencies.push(performance.timeOrigin + performance.now() - ctx.query.t);
       if (latencies.length === count) finish();
       return ctx.end();
     },
@@ -235,8 +247,11 @@ async function docketLatency({ count, perSecond, remote }) {
     await finished;
   }
   await queue.close();
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
 }
+
+/** Milliseconds to one decimal. */
+const round = (ms) => Math.round(ms * 10) / 10;
 
 async function produce({ task, count, perSecond, filename }) {
   let producer;
@@ -252,7 +267,7 @@ async function produce({ task, count, perSecond, filename }) {
     const due = start + i * interval;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    await target.start({ query: { t: Date.now(), pad: 'x'.repeat(80) } });
+    await target.start({ query: { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) } });
   }
   await producer?.close();
   return {};
@@ -409,6 +424,7 @@ const scenarios = {
   rawStartMany,
   docketProcess,
   rawProcess,
+  rawDocketWrites,
   plainjobRun,
   docketLatency,
   rawLatency,

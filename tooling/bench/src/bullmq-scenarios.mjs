@@ -1,0 +1,113 @@
+// BullMQ on this machine's Redis, one measurement per process: `node bullmq-scenarios.mjs <name> <json args>` prints
+// one JSON line. The workload is Docket's: a ~100-byte payload and a handler that does nothing. Each measurement uses
+// a key prefix of its own and removes its keys afterwards; BullMQ's defaults otherwise (completed jobs are kept, as
+// Docket keeps finished runs).
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+const payload = (i) => ({ i, pad: 'x'.repeat(80) });
+const rate = (n, ms) => Math.round(n / (ms / 1000));
+const url = new URL(args.url ?? 'redis://127.0.0.1:6379');
+const connection = { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
+const prefix = `docket-bench-${process.pid}`;
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** A promise with its resolve, for "the last job was handled". */
+function latch() {
+  let open;
+  const done = new Promise((resolve) => {
+    open = resolve;
+  });
+  return { done, open };
+}
+
+/** Removes every key this process wrote. */
+async function cleanUp(queue) {
+  await queue.obliterate({ force: true });
+  await queue.close();
+}
+
+/** n jobs added with `addBulk` of 100, then one worker with `concurrency` processes them. */
+async function bullmqProcess({ n, concurrency }) {
+  const queue = new Queue('noop', { connection, prefix });
+  let t = performance.now();
+  for (let i = 0; i < n; i += 100) {
+    const jobs = [];
+    for (let j = i; j < Math.min(n, i + 100); j++) jobs.push({ name: 'noop', data: payload(j) });
+    await queue.addBulk(jobs);
+  }
+  const enqueue = rate(n, performance.now() - t);
+  const all = latch();
+  let done = 0;
+  const worker = new Worker(
+    'noop',
+    async () => {
+      if (++done === n) all.open();
+    },
+    { connection, prefix, concurrency, autorun: false },
+  );
+  t = performance.now();
+  void worker.run();
+  await all.done;
+  const processed = rate(n, performance.now() - t);
+  await worker.close();
+  await cleanUp(queue);
+  return { enqueue, rate: processed };
+}
+
+/**
+ * Enqueue-to-handler latency at `perSecond` jobs/s: a producer queue and a worker (concurrency 8) in this process, each
+ * on its own Redis connection (the worker blocks on Redis until a job arrives).
+ */
+async function bullmqLatency({ count, perSecond }) {
+  const queue = new Queue('noop', { connection, prefix });
+  const latencies = [];
+  const all = latch();
+  const worker = new Worker(
+    'noop',
+    async (job) => {
+      latencies.push(performance.now() - job.data.t);
+      if (latencies.length === count) all.open();
+    },
+    { connection, prefix, concurrency: 8 },
+  );
+  await worker.waitUntilReady();
+  const interval = 1000 / perSecond;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = start + i * interval - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await queue.add('noop', { t: performance.now(), pad: 'x'.repeat(80) });
+  }
+  await all.done;
+  await worker.close();
+  await cleanUp(queue);
+  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;
+
+/** Whether Redis answers at `url` (the section is skipped when it does not). */
+async function redisPing() {
+  const client = new Redis({ ...connection, lazyConnect: true, retryStrategy: () => null });
+  try {
+    await client.connect();
+    const version = (await client.info('server')).match(/redis_version:(\S+)/)?.[1] ?? 'unknown';
+    return { ok: (await client.ping()) === 'PONG', version };
+  } catch (error) {
+    return { ok: false, reason: error.message };
+  } finally {
+    client.disconnect();
+  }
+}
+
+const scenarios = { bullmqProcess, bullmqLatency, redisPing };
+const result = await scenarios[name](args);
+process.stdout.write(`${JSON.stringify(result)}\n`);
+process.exit(0);

@@ -1,0 +1,76 @@
+// The SQLite twin of the PostgreSQL bench's raw-tables row: plain better-sqlite3 statements doing what a Docket worker
+// writes for a single-page run, on Docket's own tables, batched: the honest ceiling for what Docket stores per run.
+import Database from 'better-sqlite3';
+
+/**
+ * Processes every pending run of `filename` (a Docket file) the way a Docket worker does, without Docket's JavaScript:
+ * per batch of `perTransaction` runs, one transaction claims them (each row updated under its revision to `running`
+ * with a lease, one history entry each) and one settles them (each row updated under its revision and lease to
+ * `success`, one history entry each, the finished count and the minute's count once). Payloads are parsed as a
+ * handler's input would be. Answers the runs processed.
+ */
+export function docketWritesLoop(filename, perTransaction, { name, version }) {
+  const db = new Database(filename);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const select = db.prepare(
+    `SELECT run_id, revision, fence, query FROM docket_runs INDEXED BY docket_runs_claim_priority
+     WHERE namespace = 'default' AND task_name = ? AND task_version = ? AND priority = 0
+     AND claim_due_at IS NOT NULL AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
+  );
+  const claim = db.prepare(
+    `UPDATE docket_runs SET status = 'running', reason = 'CLAIMED', revision = ?, due_at = NULL, claim_due_at = NULL,
+     fence = ?, lease_owner = 'worker:raw', lease_token = ?, lease_expires_at = ?, updated_at = ?
+     WHERE run_id = ? AND revision = ?`,
+  );
+  const settle = db.prepare(
+    `UPDATE docket_runs SET status = 'success', reason = 'COMPLETED', revision = ?, lease_owner = NULL,
+     lease_token = NULL, lease_expires_at = NULL, updated_at = ?
+     WHERE run_id = ? AND revision = ? AND lease_expires_at IS ?`,
+  );
+  const history = db.prepare(
+    `INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor) VALUES (?, ?, ?, ?, ?, ?, 'worker:raw')`,
+  );
+  const count = db.prepare(
+    `INSERT INTO docket_run_counts (namespace, task_name, task_version, status, n) VALUES ('default', ?, ?, 'success', ?)
+     ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+  );
+  const minute = db.prepare(
+    `INSERT INTO docket_settled_minutes (namespace, minute, n) VALUES ('default', ?, ?)
+     ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+  );
+  const claimTx = db.transaction(() => {
+    const now = Date.now();
+    const at = new Date(now).toISOString();
+    const leaseExpiresAt = now + 30_000;
+    const rows = select.all(name, version, now, perTransaction);
+    for (const row of rows) {
+      row.revision += 1;
+      row.fence += 1;
+      row.leaseExpiresAt = leaseExpiresAt;
+      claim.run(row.revision, row.fence, row.fence, leaseExpiresAt, now, row.run_id, row.revision - 1);
+      history.run(row.run_id, row.revision, at, 'pending', 'running', 'CLAIMED');
+    }
+    return rows;
+  });
+  const settleTx = db.transaction((rows) => {
+    const now = Date.now();
+    const at = new Date(now).toISOString();
+    for (const row of rows) {
+      settle.run(row.revision + 1, now, row.run_id, row.revision, row.leaseExpiresAt);
+      history.run(row.run_id, row.revision + 1, at, 'running', 'success', 'COMPLETED');
+    }
+    count.run(name, version, rows.length);
+    minute.run(now - (now % 60_000), rows.length);
+  });
+  let processed = 0;
+  for (;;) {
+    const rows = claimTx.immediate();
+    if (rows.length === 0) break;
+    for (const row of rows) JSON.parse(row.query);
+    settleTx.immediate(rows);
+    processed += rows.length;
+  }
+  db.close();
+  return processed;
+}
