@@ -6,7 +6,7 @@ import type {
   ScheduleRow,
   StoredReceipt,
 } from '@docket/core/store';
-import { historyParams, rowToSchedule, runParams, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/store';
+import { rowToSchedule, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { countMove } from './run-counts.js';
@@ -67,9 +67,9 @@ export function transactSchedule<T>(
         if (run.idempotencyKey !== null && open.s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey)) {
           continue;
         }
-        open.s.insertRun.run(runParams(run));
+        open.s.insertRun(run);
         countMove(open.s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-        open.s.insertHistory.run(historyParams(run.runId, history));
+        open.s.insertHistory(run.runId, history);
       }
       if (decided.receipt !== null) {
         const { commandId: receiptId, requestHash, result } = decided.receipt;

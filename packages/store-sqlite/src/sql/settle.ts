@@ -2,7 +2,6 @@ import { DocketError } from '@docket/core';
 import {
   checkWrite,
   eventParams,
-  historyParams,
   isThenable,
   type PlanResult,
   type RunRecord,
@@ -28,7 +27,7 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   if (!s.updateRun(current, runChanges(current, write.run))) return false;
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
   countSettle(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
-  for (const entry of write.history) s.insertHistory.run(historyParams(write.run.runId, entry));
+  for (const entry of write.history) s.insertHistory(write.run.runId, entry);
   for (const event of write.events) s.insertEvent.run(eventParams(event));
   return true;
 }

@@ -6,7 +6,7 @@ import type {
   CreateRunsResult,
   RunRecord,
 } from '@docket/core/store';
-import { historyParams, planStarts, rowToRun, runParams } from '@docket/core/store';
+import { planStarts, rowToRun } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { storageFailure } from '../errors.js';
@@ -28,9 +28,9 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
       if (request.maxRuns !== null && (s.countRuns.get(run.namespace)?.n ?? 0) >= request.maxRuns) {
         return { kind: 'capacity' };
       }
-      s.insertRun.run(runParams(run));
+      s.insertRun(run);
       countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-      s.insertHistory.run(historyParams(run.runId, request.history));
+      s.insertHistory(run.runId, request.history);
       return { kind: 'created', run };
     },
     run.runId,
@@ -63,9 +63,9 @@ function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): Creat
   }
   for (const index of plan.insert) {
     const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
-    s.insertRun.run(runParams(run));
+    s.insertRun(run);
     countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-    s.insertHistory.run(historyParams(run.runId, history));
+    s.insertHistory(run.runId, history);
   }
   return plan;
 }

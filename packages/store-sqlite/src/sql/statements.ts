@@ -5,7 +5,9 @@ import {
   RUN_COLUMNS,
   type RunRecord,
   type RunRow,
+  runParams,
 } from '@docket/core/store';
+import type { HistoryEntry } from '@docket/core';
 import type Database from 'better-sqlite3';
 import { CountBuffer } from './run-counts.js';
 
@@ -27,9 +29,9 @@ export class Statements {
   readonly selectRun: Database.Statement<[string, string], RunRow>;
   readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
   readonly countRuns: Database.Statement<[string], { n: number }>;
-  readonly insertRun: Database.Statement<[RunRow]>;
+  private readonly insertRunValues: Database.Statement<unknown[]>;
   private readonly updates = new Map<string, Database.Statement>();
-  readonly insertHistory: Database.Statement<[HistoryRow]>;
+  private readonly insertHistoryValues: Database.Statement<unknown[]>;
   readonly selectHistory: Database.Statement<[string], HistoryRow>;
   readonly insertEvent: Database.Statement<[EventRow]>;
   readonly selectEvent: Database.Statement<[string, string], EventRow>;
@@ -80,15 +82,16 @@ export class Statements {
   readonly counts = new CountBuffer(() => this);
 
   constructor(private readonly db: Database.Database) {
-    const runValues = RUN_COLUMNS.map((c) => `@${c}`).join(', ');
     this.selectRun = db.prepare('SELECT * FROM docket_runs WHERE namespace = ? AND run_id = ?');
     this.selectRunByKey = db.prepare(
       'SELECT * FROM docket_runs WHERE namespace = ? AND task_name = ? AND idempotency_key = ?',
     );
     this.countRuns = db.prepare('SELECT count(*) AS n FROM docket_runs WHERE namespace = ?');
-    this.insertRun = db.prepare(`INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${runValues})`);
-    this.insertHistory = db.prepare(
-      'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (@run_id, @seq, @at, @from_status, @to_status, @reason, @actor, @detail)',
+    this.insertRunValues = db.prepare(
+      `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')})`,
+    );
+    this.insertHistoryValues = db.prepare(
+      'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.selectHistory = db.prepare('SELECT * FROM docket_history WHERE run_id = ? ORDER BY seq');
     this.insertEvent = db.prepare(
@@ -207,6 +210,18 @@ export class Statements {
     this.insertDefinition = db.prepare(
       'INSERT INTO docket_definitions (namespace, name, version, hash, definition, created_at) VALUES (@namespace, @name, @version, @hash, @definition, @created_at)',
     );
+  }
+
+  /** Inserts a run's row, its values bound by position (cheaper than by name for 37 columns). */
+  insertRun(run: RunRecord): void {
+    const row = runParams(run);
+    this.insertRunValues.run(RUN_COLUMNS.map((column) => row[column]));
+  }
+
+  /** Inserts one history entry of a run, its values bound by position. */
+  insertHistory(runId: string, entry: HistoryEntry): void {
+    const detail = entry.detail === undefined ? null : JSON.stringify(entry.detail);
+    this.insertHistoryValues.run(runId, entry.seq, entry.at, entry.from, entry.to, entry.reason, entry.actor, detail);
   }
 
   /**
