@@ -6,6 +6,7 @@ import {
   type RunRecord,
   type RunRow,
   runParams,
+  runRowOf,
 } from '@docket/core/store';
 import type { HistoryEntry } from '@docket/core';
 import type Database from 'better-sqlite3';
@@ -252,7 +253,7 @@ export class Statements {
     return statement.run(values).changes === 1;
   }
 
-  /** Lists runs newest first below `before`, filtered by task name and status when given; statements cached per filter. */
+  /** Lists runs newest first below `before`, filtered by task name and status when given (raw rows; statements cached per filter). */
   listRuns(namespace: string, taskName: string | null, status: string | null, before: string, limit: number): RunRow[] {
     const key = `${taskName !== null}:${status !== null}`;
     let statement = this.lists.get(key);
@@ -260,14 +261,16 @@ export class Statements {
       const where = ['namespace = @namespace', 'run_id < @before'];
       if (taskName !== null) where.push('task_name = @task_name');
       if (status !== null) where.push('status = @status');
-      statement = this.db.prepare(
-        `SELECT * FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
-      );
+      statement = this.db
+        .prepare(
+          `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
+        )
+        .raw(true);
       this.lists.set(key, statement);
     }
     const params: Record<string, unknown> = { namespace, before, limit };
     if (taskName !== null) params.task_name = taskName;
     if (status !== null) params.status = status;
-    return statement.all(params) as RunRow[];
+    return (statement.all(params) as unknown[][]).map(runRowOf);
   }
 }
