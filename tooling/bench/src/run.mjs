@@ -111,9 +111,15 @@ async function sqliteSection() {
     const docket = await scenario('docketStarts', { n });
     const raw = await scenario('rawStarts', { n });
     add('starts/s (one per call)', `n=${n}`, docket.rate, raw.rate, 'raw one-row insert transactions', 0.6);
+    const twinOne = await scenario('rawDocketStarts', { n, per: 1 });
+    const twinOneName = "raw better-sqlite3 doing start's writes, 1 per transaction";
+    add('starts/s (one per call)', `n=${n}`, docket.rate, twinOne.rate, twinOneName, null);
     const many = await scenario('docketStartMany', { n, per: 100 });
     const rawMany = await scenario('rawStartMany', { n, per: 100 });
     add('starts/s (startMany of 100)', `n=${n}`, many.rate, rawMany.rate, 'raw 100-row insert transactions', 0.5);
+    const twinMany = await scenario('rawDocketStarts', { n, per: 100 });
+    const twinName = "raw better-sqlite3 doing startMany's writes, 100 per transaction";
+    add('starts/s (startMany of 100)', `n=${n}`, many.rate, twinMany.rate, twinName, null);
 
     log(`processing, n=${n}`);
     const proc = await scenario('docketProcess', { n, concurrency });

@@ -11,7 +11,7 @@ import { sqliteStore } from '@docket/store-sqlite';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Database from 'better-sqlite3';
-import { docketWritesLoop } from './sqlite-twin.mjs';
+import { docketStartsLoop, docketWritesLoop } from './sqlite-twin.mjs';
 import { medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -82,6 +82,18 @@ function rawStartMany({ n, per }) {
   });
   const t = performance.now();
   for (let i = 0; i < n; i += per) tx.immediate(i, Math.min(n, i + per));
+  return { rate: rate(n, performance.now() - t) };
+}
+
+/** The raw twin of `docketStartMany` on Docket's own tables: each run's row and history entry, `per` per transaction. */
+async function rawDocketStarts({ n, per }) {
+  const file = tempFile();
+  const queue = createQueue({ store: sqliteStore({ filename: file }), runtime: { mode: 'producer' } });
+  queue.define(definition);
+  await queue.ready();
+  await queue.close();
+  const t = performance.now();
+  docketStartsLoop(file, n, per, definition, payload);
   return { rate: rate(n, performance.now() - t) };
 }
 
@@ -425,6 +437,7 @@ const scenarios = {
   docketProcess,
   rawProcess,
   rawDocketWrites,
+  rawDocketStarts,
   plainjobRun,
   docketLatency,
   rawLatency,
