@@ -1,6 +1,6 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { getRequestListener, serve } from '@hono/node-server';
 import type { Dashboard } from './create-dashboard.js';
 
 /** A dashboard served by Node's HTTP server: its URL, and `close()` to stop serving. */
@@ -29,4 +29,13 @@ export function serveDashboard(
     });
     server.once('error', reject);
   });
+}
+
+/**
+ * The dashboard as a Node `(req, res)` listener, for Express, Fastify or `http.createServer`: mount it where the
+ * request's URL still holds the dashboard's `basePath` (in Express 5, `app.all('/docket{/*rest}', listener)`).
+ */
+export function nodeListener(dashboard: Dashboard): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const listener = getRequestListener(dashboard);
+  return (req, res) => listener(req, res);
 }
