@@ -2,7 +2,7 @@
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
 // of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
 import pg from 'pg';
-import { dashboardRows } from './stats-timing.mjs';
+import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
 
 // The latest versions that run on Node 20: graphile-worker 0.18 needs Node >= 22.18, pg-boss 11 and later Node >= 22.
 const GRAPHILE = 'graphile-worker 0.17.3';
@@ -73,6 +73,7 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   log(`postgres operator.stats(), ${finished.toLocaleString('en')} finished runs`);
   const statsEmpty = await scenario('docketStats', { url, finished: 0 });
   const statsFull = await scenario('docketStats', { url, finished });
+  const statsSmall = await scenario('docketStats', { url, finished: 1_000 });
   add(
     'PostgreSQL operator.stats() ms (median of 101)',
     `${finished.toLocaleString('en')} finished`,
@@ -89,6 +90,14 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
     statsFull,
     statsEmpty,
     'same, empty schema',
+  );
+  runsPageAgainstOnePage(
+    add,
+    'PostgreSQL ',
+    `${finished.toLocaleString('en')} finished`,
+    statsFull,
+    statsSmall,
+    'a schema',
   );
 
   log(`postgres processing, n=${n}`);

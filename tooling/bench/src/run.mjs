@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
-import { dashboardRows } from './stats-timing.mjs';
+import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -44,18 +44,13 @@ function scenario(name, args = {}, file = SCENARIOS) {
   });
 }
 
-/** Wall time of a whole process, spawn to exit, in ms: the median of `times` runs. */
-async function wallTime(name, args, prepare, times = 5) {
-  const samples = [];
-  for (let i = 0; i < times; i++) {
-    const filename = join(mkdtempSync(join(tmpdir(), 'docket-cold-')), 'cold.sqlite');
-    await scenario(prepare.name, { ...prepare.args, filename });
-    const t = performance.now();
-    await scenario(name, { ...args, filename });
-    samples.push(performance.now() - t);
-  }
-  samples.sort((a, b) => a - b);
-  return Math.round(samples[Math.floor(samples.length / 2)]);
+/** Wall time of one whole process, spawn to exit, in ms, on a file `prepare` made for it. */
+async function wallTime(name, args, prepare) {
+  const filename = join(mkdtempSync(join(tmpdir(), 'docket-cold-')), 'cold.sqlite');
+  await scenario(prepare.name, { ...prepare.args, filename });
+  const t = performance.now();
+  await scenario(name, { ...args, filename });
+  return { ms: Math.round(performance.now() - t) };
 }
 
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -104,29 +99,49 @@ async function storesRow(db) {
   add('processed/s, SQLite against PostgreSQL', `n=${n}`, middle(sqlite), middle(postgres), name, 1);
 }
 
-/** SQLite: Docket against raw better-sqlite3 and plainjob. */
+/**
+ * Runs each of `runs` (functions answering a scenario's result) `times` times in turns (a, b, c, a, b, c, ...) and
+ * answers, for each, the result with the median `key`: a machine whose speed drifts weighs on all of them alike.
+ */
+async function inTurns(runs, times = 3, key = 'rate') {
+  const samples = runs.map(() => []);
+  for (let i = 0; i < times; i++) {
+    for (const [j, run] of runs.entries()) samples[j].push(await run());
+  }
+  return samples.map((list) => [...list].sort((a, b) => a[key] - b[key])[Math.floor(list.length / 2)]);
+}
+
+/** SQLite: Docket against raw better-sqlite3, its twins on Docket's tables, plainjob and BullMQ. */
 async function sqliteSection() {
   for (const n of sizes) {
     log(`starts, n=${n}`);
-    const docket = await scenario('docketStarts', { n });
-    const raw = await scenario('rawStarts', { n });
+    const [docket, raw, twinOne] = await inTurns([
+      () => scenario('docketStarts', { n }),
+      () => scenario('rawStarts', { n }),
+      () => scenario('rawDocketStarts', { n, per: 1 }),
+    ]);
     add('starts/s (one per call)', `n=${n}`, docket.rate, raw.rate, 'raw one-row insert transactions', 0.6);
-    const twinOne = await scenario('rawDocketStarts', { n, per: 1 });
     const twinOneName = "raw better-sqlite3 doing start's writes, 1 per transaction";
     add('starts/s (one per call)', `n=${n}`, docket.rate, twinOne.rate, twinOneName, null);
-    const many = await scenario('docketStartMany', { n, per: 100 });
-    const rawMany = await scenario('rawStartMany', { n, per: 100 });
+    const [many, rawMany, twinMany] = await inTurns([
+      () => scenario('docketStartMany', { n, per: 100 }),
+      () => scenario('rawStartMany', { n, per: 100 }),
+      () => scenario('rawDocketStarts', { n, per: 100 }),
+    ]);
     add('starts/s (startMany of 100)', `n=${n}`, many.rate, rawMany.rate, 'raw 100-row insert transactions', 0.5);
-    const twinMany = await scenario('rawDocketStarts', { n, per: 100 });
     const twinName = "raw better-sqlite3 doing startMany's writes, 100 per transaction";
     add('starts/s (startMany of 100)', `n=${n}`, many.rate, twinMany.rate, twinName, null);
 
     log(`processing, n=${n}`);
-    const proc = await scenario('docketProcess', { n, concurrency });
+    const [proc, prioritized, twin, bull] = await inTurns([
+      () => scenario('docketProcess', { n, concurrency }),
+      () => scenario('docketProcess', { n, concurrency, priorities: true }),
+      () => scenario('rawDocketWrites', { n, perTransaction: 128 }),
+      () => (peer === null ? { rate: 0 } : peer.bullmq('bullmqProcess', { n, concurrency })),
+    ]);
     const raw1 = await scenario('rawProcess', { n, perTransaction: 1 });
     const raw100 = await scenario('rawProcess', { n, perTransaction: 100 });
     const plain = await scenario('plainjobRun', { n });
-    const twin = await scenario('rawDocketWrites', { n, perTransaction: 128 });
     const processed = 'processed/s (single-page no-op runs)';
     add(
       processed,
@@ -136,10 +151,7 @@ async function sqliteSection() {
       "raw better-sqlite3 doing a Docket worker's writes, 128 per transaction",
       0.5,
     );
-    if (peer !== null) {
-      const bull = await peer.bullmq('bullmqProcess', { n, concurrency });
-      add(processed, `n=${n}`, proc.rate, bull.rate, `${peer.name}, concurrency ${concurrency}`, 1);
-    }
+    if (peer !== null) add(processed, `n=${n}`, proc.rate, bull.rate, `${peer.name}, concurrency ${concurrency}`, 1);
     add(
       processed,
       `n=${n}`,
@@ -148,16 +160,8 @@ async function sqliteSection() {
       'raw claim+complete on a one-table queue, 100 per transaction',
       null,
     );
-    add(
-      'processed/s (single-page no-op runs)',
-      `n=${n}`,
-      proc.rate,
-      raw1.rate,
-      'raw claim+complete on a one-table queue, 1 per transaction',
-      null,
-    );
+    add(processed, `n=${n}`, proc.rate, raw1.rate, 'raw claim+complete on a one-table queue, 1 per transaction', null);
     add(processed, `n=${n}`, proc.rate, plain.rate, 'plainjob 0.0.14', 3);
-    const prioritized = await scenario('docketProcess', { n, concurrency, priorities: true });
     add(
       'processed/s with five priorities in use',
       `n=${n}`,
@@ -200,8 +204,14 @@ async function sqliteSection() {
   );
 
   log('cold start');
-  const coldDocket = await wallTime('coldDocket', {}, { name: 'prepareCold', args: { kind: 'docket' } });
-  const coldRaw = await wallTime('coldRaw', {}, { name: 'prepareCold', args: { kind: 'raw' } });
+  const [{ ms: coldDocket }, { ms: coldRaw }] = await inTurns(
+    [
+      () => wallTime('coldDocket', {}, { name: 'prepareCold', args: { kind: 'docket' } }),
+      () => wallTime('coldRaw', {}, { name: 'prepareCold', args: { kind: 'raw' } }),
+    ],
+    5,
+    'ms',
+  );
   add(
     'cold start ms (whole process)',
     'open, process one, exit',
@@ -219,8 +229,11 @@ async function sqliteSection() {
   await scenario('fillFinished', { filename: filled, finished: finishedRuns });
   const emptyFile = join(mkdtempSync(join(tmpdir(), 'docket-empty-')), 'empty.sqlite');
   await scenario('fillFinished', { filename: emptyFile, finished: 0 });
+  const smallFile = join(mkdtempSync(join(tmpdir(), 'docket-small-')), 'small.sqlite');
+  await scenario('fillFinished', { filename: smallFile, finished: 1_000 });
   const statsEmpty = await scenario('docketStats', { filename: emptyFile });
   const statsFull = await scenario('docketStats', { filename: filled });
+  const statsSmall = await scenario('docketStats', { filename: smallFile });
   add(
     'operator.stats() ms (median of 101)',
     `${finishedRuns.toLocaleString('en')} finished`,
@@ -231,6 +244,7 @@ async function sqliteSection() {
     'lower',
   );
   dashboardRows(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsEmpty, 'same, empty file');
+  runsPageAgainstOnePage(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsSmall, 'a file');
   const n = sizes[0];
   // Three of each, in turns, so a machine whose speed drifts weighs on both alike; each run on the filled file
   // adds its n runs to the finished ones.
@@ -295,8 +309,10 @@ Workload: ~100-byte JSON payload, a handler that does nothing. Each measurement 
 or schema.
 
 - SQLite: Docket runs with \`concurrency: ${concurrency}\` on \`@docket/store-sqlite\` (WAL, synchronous NORMAL, group
-  commit). Raw baselines use better-sqlite3 with WAL and synchronous NORMAL on a one-table queue. The row with
-  finished runs in the file is the median of 3 runs on each file, taken in turns.
+  commit). Raw baselines use better-sqlite3 with WAL and synchronous NORMAL, on a one-table queue or, in the rows
+  that say they do Docket's writes, on Docket's own tables. Starts, and the processing rates of Docket (with and
+  without priorities), its twin and BullMQ, are medians of 3 runs taken in turns, as are the rows with finished runs
+  in the file and with telemetry; cold starts are medians of 5, in turns.
 - ${postgres}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version},

@@ -57,3 +57,16 @@ export function dashboardRows(add, prefix, measure, full, empty, baselineName) {
   );
   add(`${prefix}dashboard runs page ms (median of 51)`, measure, full.runsMs, empty.runsMs, baselineName, 2, 'lower');
 }
+
+/** The runs page with many finished runs against a store holding a single page's worth (the same 50 rows shown). */
+export function runsPageAgainstOnePage(add, prefix, measure, full, onePage, storeWord) {
+  add(
+    `${prefix}dashboard runs page ms (median of 51)`,
+    measure,
+    full.runsMs,
+    onePage.runsMs,
+    `same, ${storeWord} of 1,000 finished (the same 50 rows shown)`,
+    null,
+    'lower',
+  );
+}
