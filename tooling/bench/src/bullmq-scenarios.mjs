@@ -4,28 +4,13 @@
 // Docket keeps finished runs).
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { latch, payload, percentile, rate } from './common.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
-const payload = (i) => ({ i, pad: 'x'.repeat(80) });
-const rate = (n, ms) => Math.round(n / (ms / 1000));
 const url = new URL(args.url ?? 'redis://127.0.0.1:6379');
 const connection = { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
 const prefix = `docket-bench-${process.pid}`;
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** A promise with its resolve, for "the last job was handled". */
-function latch() {
-  let open;
-  const done = new Promise((resolve) => {
-    open = resolve;
-  });
-  return { done, open };
-}
 
 /** Removes every key this process wrote. */
 async function cleanUp(queue) {

@@ -6,28 +6,12 @@ import { readFileSync } from 'node:fs';
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
+import { definition, latch, payload, percentile, rate } from './common.mjs';
 import { medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
 const url = args.url;
-const payload = (i) => ({ i, pad: 'x'.repeat(80) });
-const rate = (n, ms) => Math.round(n / (ms / 1000));
-const definition = { name: 'noop', version: '1' };
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** A promise and the function that resolves it. */
-function latch() {
-  let open;
-  const done = new Promise((resolve) => {
-    open = resolve;
-  });
-  return { done, open };
-}
 
 async function dropSchema(schema) {
   const client = new pg.Client(url);

@@ -11,15 +11,13 @@ import { sqliteStore } from '@docket/store-sqlite';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Database from 'better-sqlite3';
+import { definition, payload, percentile, rate } from './common.mjs';
 import { docketStartsLoop, docketWritesLoop } from './sqlite-twin.mjs';
 import { medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
-const payload = (i) => ({ i, pad: 'x'.repeat(80) });
 const tempFile = () => join(mkdtempSync(join(tmpdir(), 'docket-bench-')), 'bench.sqlite');
-const rate = (n, ms) => Math.round(n / (ms / 1000));
-const definition = { name: 'noop', version: '1' };
 
 function rawDb(filename) {
   const db = new Database(filename);
@@ -30,11 +28,6 @@ function rawDb(filename) {
      CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, run_at);`,
   );
   return db;
-}
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 async function docketStarts({ n }) {
