@@ -97,7 +97,11 @@ export function docketStartsLoop(filename, n, per, { name, version }, payload) {
     `INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor)
      VALUES (?, 1, ?, NULL, 'pending', 'STARTED', 'producer')`,
   );
-  const policy = JSON.stringify({ attempts: 3, timeoutMs: 30000, backoff: { baseMs: 1000, maxMs: 30000, jitter: 'full' } });
+  const policy = JSON.stringify({
+    attempts: 3,
+    timeoutMs: 30000,
+    backoff: { baseMs: 1000, maxMs: 30000, jitter: 'full' },
+  });
   const tx = db.transaction((from, to) => {
     const now = Date.now();
     const at = new Date(now).toISOString();
