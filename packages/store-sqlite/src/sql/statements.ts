@@ -1,3 +1,4 @@
+import type { HistoryEntry } from '@docket/core';
 import {
   EVENT_COLUMNS,
   type EventRow,
@@ -8,7 +9,6 @@ import {
   runParams,
   runRowOf,
 } from '@docket/core/store';
-import type { HistoryEntry } from '@docket/core';
 import type Database from 'better-sqlite3';
 import { CountBuffer } from './run-counts.js';
 
