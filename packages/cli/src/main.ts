@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
-import { httpProvider, loadProviders } from '@docket/provider-http';
-import { startLocalModel } from '@docket/provider-http/testing';
 import { dashboardCommand } from './dashboard-command.js';
 import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
 import { migrateCommand } from './migrate-command.js';
+import { providersCheck } from './providers-command.js';
 import { schedulesCommand } from './schedules-command.js';
 import { statsCommand } from './stats-command.js';
 import { openCommandStore } from './stores.js';
@@ -349,44 +348,6 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
     }
     default:
       throw new UsageError(`unknown command: ${command}`);
-  }
-}
-
-async function providersCheck(name: string | undefined, io: Io, json: boolean): Promise<number> {
-  const loaded = loadProviders({ cwd: io.cwd, env: io.env });
-  const chosen = name ?? loaded.default;
-  const configured = loaded.providers[chosen];
-  if (!configured) {
-    throw new DocketError('PROVIDER_CONFIG_INVALID', `provider ${chosen} is not configured`, {
-      details: { path: `providers.${chosen}` },
-    });
-  }
-  const local = configured.provider ? null : await startLocalModel();
-  try {
-    const provider =
-      configured.provider ??
-      httpProvider({ kind: 'openai-compatible', baseUrl: local!.baseUrl, model: 'local', name: 'local' });
-    const started = Date.now();
-    const answer = await provider.generate({
-      messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
-      maxTokens: 16,
-      signal: AbortSignal.timeout(60_000),
-    });
-    const report = {
-      provider: chosen,
-      kind: configured.kind,
-      model: answer.model || configured.model,
-      latencyMs: Date.now() - started,
-      finishReason: answer.finishReason,
-    };
-    io.out(
-      json
-        ? JSON.stringify(report, null, 2)
-        : `${report.provider} (${report.kind}): model ${report.model}, ${report.latencyMs} ms, finish ${report.finishReason}`,
-    );
-    return 0;
-  } finally {
-    await local?.close();
   }
 }
 
