@@ -86,17 +86,12 @@ if (only === null && db !== null) await storesRow(db);
 async function storesRow(db) {
   const n = sizes[0];
   log(`SQLite against PostgreSQL, n=${n}`);
-  const sqlite = [];
-  const postgres = [];
-  for (let i = 0; i < 3; i++) {
-    sqlite.push((await scenario('docketProcess', { n, concurrency })).rate);
-    postgres.push(
-      (await scenario('docketProcess', { n, concurrency: PG_CONCURRENCY, url: db.url }, PG_SCENARIOS)).rate,
-    );
-  }
-  const middle = (rates) => [...rates].sort((a, b) => a - b)[1];
+  const [sqlite, postgres] = await inTurns([
+    () => scenario('docketProcess', { n, concurrency }),
+    () => scenario('docketProcess', { n, concurrency: PG_CONCURRENCY, url: db.url }, PG_SCENARIOS),
+  ]);
   const name = `Docket on PostgreSQL, concurrency ${PG_CONCURRENCY}, same run`;
-  add('processed/s, SQLite against PostgreSQL', `n=${n}`, middle(sqlite), middle(postgres), name, 1);
+  add('processed/s, SQLite against PostgreSQL', `n=${n}`, sqlite.rate, postgres.rate, name, 1);
 }
 
 /**
@@ -246,20 +241,16 @@ async function sqliteSection() {
   dashboardRows(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsEmpty, 'same, empty file');
   runsPageAgainstOnePage(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsSmall, 'a file');
   const n = sizes[0];
-  // Three of each, in turns, so a machine whose speed drifts weighs on both alike; each run on the filled file
-  // adds its n runs to the finished ones.
-  const empty = [];
-  const full = [];
-  for (let i = 0; i < 3; i++) {
-    empty.push((await scenario('docketProcess', { n, concurrency })).rate);
-    full.push((await scenario('docketProcess', { n, concurrency, filename: filled })).rate);
-  }
-  const middle = (rates) => [...rates].sort((a, b) => a - b)[1];
+  // Three of each, in turns (see inTurns); each run on the filled file adds its n runs to the finished ones.
+  const [empty, full] = await inTurns([
+    () => scenario('docketProcess', { n, concurrency }),
+    () => scenario('docketProcess', { n, concurrency, filename: filled }),
+  ]);
   add(
     'processed/s with finished runs in the file',
     `${finishedRuns.toLocaleString('en')} finished`,
-    middle(full),
-    middle(empty),
+    full.rate,
+    empty.rate,
     'same, empty file',
     0.8,
   );
@@ -268,17 +259,14 @@ async function sqliteSection() {
 /** Processing with `otelTelemetry()`, without an SDK and with one, against no telemetry: three of each, in turns. */
 async function telemetryRows(n) {
   log(`processing with OpenTelemetry, n=${n}`);
-  const rates = { none: [], 'otel-noop': [], 'otel-sdk': [] };
-  for (let i = 0; i < 3; i++) {
-    for (const telemetry of Object.keys(rates)) {
-      rates[telemetry].push((await scenario('docketProcess', { n, concurrency, telemetry })).rate);
-    }
-  }
-  const middle = (values) => [...values].sort((a, b) => a - b)[1];
-  const none = middle(rates.none);
+  const [none, noop, sdk] = await inTurns(
+    [undefined, 'otel-noop', 'otel-sdk'].map(
+      (telemetry) => () => scenario('docketProcess', { n, concurrency, telemetry }),
+    ),
+  );
   const section = 'processed/s with otelTelemetry()';
-  add(section, 'no SDK registered', middle(rates['otel-noop']), none, 'Docket without telemetry, same run', 0.95);
-  add(section, 'SDK, batch span processor', middle(rates['otel-sdk']), none, 'Docket without telemetry, same run', 0.7);
+  add(section, 'no SDK registered', noop.rate, none.rate, 'Docket without telemetry, same run', 0.95);
+  add(section, 'SDK, batch span processor', sdk.rate, none.rate, 'Docket without telemetry, same run', 0.7);
 }
 
 const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? v.toLocaleString('en') : String(v));

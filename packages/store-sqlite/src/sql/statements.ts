@@ -3,6 +3,7 @@ import {
   EVENT_COLUMNS,
   type EventRow,
   type HistoryRow,
+  historyParams,
   RUN_COLUMNS,
   type RunRecord,
   type RunRow,
@@ -221,8 +222,8 @@ export class Statements {
 
   /** Inserts one history entry of a run, its values bound by position. */
   insertHistory(runId: string, entry: HistoryEntry): void {
-    const detail = entry.detail === undefined ? null : JSON.stringify(entry.detail);
-    this.insertHistoryValues.run(runId, entry.seq, entry.at, entry.from, entry.to, entry.reason, entry.actor, detail);
+    const h = historyParams(runId, entry);
+    this.insertHistoryValues.run(h.run_id, h.seq, h.at, h.from_status, h.to_status, h.reason, h.actor, h.detail);
   }
 
   /**
