@@ -1,4 +1,5 @@
 import { planClaim } from '../machine/claim-policy.js';
+import { isExplicitlyClaimableAt } from '../machine/claimable.js';
 import { isTerminal, type RunInfo, type RunRecord } from '../machine/run-types.js';
 import { recheckable } from '../machine/state-machine.js';
 import type { RunWrite } from '../store/contract.js';
@@ -99,16 +100,7 @@ export async function runNow<Q, S>(
     // Blocked by recovery: a person checks the business effect first, then resumes or cancels.
     if (current.status === 'blocked' && !recheckable(current)) return info(current);
     const now = engine.now();
-    const claimable =
-      current.status === 'pending' ||
-      current.status === 'blocked' ||
-      (current.dueAt !== null && current.dueAt <= now && current.status !== 'waiting') ||
-      (current.status === 'waiting' &&
-        current.trigger !== null &&
-        'at' in current.trigger &&
-        current.dueAt !== null &&
-        current.dueAt <= now);
-    if (claimable) {
+    if (isExplicitlyClaimableAt(current, now)) {
       const write = await store.transact<RunWrite | null>(
         namespace,
         runId,

@@ -91,8 +91,8 @@ export interface Store<Tx = unknown> {
   transact<T>(namespace: string, runId: string, plan: TransactPlan<T, Tx>, options?: TransactOptions): Promise<T>;
 
   /**
-   * Claims due runs: at most `limit` runs of the given tasks whose status is `pending`, `retrying` or `waiting` with
-   * `dueAt <= now`, oldest `dueAt` first, each passed to `plan` and written in one transaction. Returns the written
+   * Claims due runs: at most `limit` runs of the given tasks that are claimable at `now`, in the claim order, both as
+   * `CLAIMABLE` in `machine/claimable.ts` defines them, each passed to `plan` and written in one transaction. Returns the written
    * runs. The selection must be index-backed so its cost does not grow with the number of waiting or finished runs.
    * A store may also pass `plan` a row it was told about without locking it and write the plan only if the row is
    * unchanged, or apply `request.plainClaim` itself to the rows that qualify (see `PlainClaim`): the returned runs,
@@ -102,7 +102,7 @@ export interface Store<Tx = unknown> {
    */
   claimDue(request: SelectRequest): Promise<RunRecord[]>;
 
-  /** Like `claimDue` for `running`/`pausing` runs whose lease expired at `now`: the recovery sweep. */
+  /** Like `claimDue` for runs whose lease expired at `now` (`isRecoverableAt`): the recovery sweep. */
   recoverExpired(request: Omit<SelectRequest, 'tasks'>): Promise<RunRecord[]>;
 
   /** The earliest `dueAt` among claimable runs of the given tasks (to sleep until then), or `null`. */
@@ -308,9 +308,6 @@ export interface SelectRequest {
    */
   plainClaim?: PlainClaim;
 }
-
-/** Statuses `claimDue` selects. */
-export const CLAIMABLE_STATUSES: readonly RunStatus[] = ['pending', 'retrying', 'waiting'];
 
 /** A selection of callback events to claim, with core's pure plan for each. */
 export interface EventSelectRequest {

@@ -3,7 +3,18 @@
  * writes, the row codec the SQL stores share, core's pure decisions a store may apply itself (the plain claim), and
  * the reference memory store.
  */
+
 export { isPlainClaimOf, type PlainClaim, planClaim, qualifiesForPlainClaim } from '../machine/claim-policy.js';
+export {
+  CLAIMABLE,
+  CLAIMABLE_STATUSES,
+  type ClaimRank,
+  claimDueAt,
+  claimRankOf,
+  compareClaimOrder,
+  isClaimableAt,
+  isRecoverableAt,
+} from '../machine/claimable.js';
 export { claimEvent, releaseEvent, replayEvent, settleEvent } from '../machine/event-machine.js';
 export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
@@ -36,7 +47,6 @@ export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {
-  CLAIMABLE_STATUSES,
   type CollectRequest,
   type CollectResult,
   type CommandPlan,
@@ -81,7 +91,7 @@ export {
 } from './memory-store.js';
 export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
-  claimDueAt,
+  claimRankOfRow,
   parseSharedJson,
   RUN_COLUMNS,
   type RunRow,

@@ -1,4 +1,5 @@
 /** The run row both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
+import { type ClaimRank, claimDueAt } from '../machine/claimable.js';
 import type { RunRecord } from '../machine/run-types.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
@@ -59,10 +60,13 @@ export const json = (value: unknown): string | null => (value === null ? null : 
 /** A JSON column's value, SQL NULL as `null`. */
 export const parse = <T>(value: string | null): T | null => (value === null ? null : (JSON.parse(value) as T));
 
-/** The claim time a run is indexed under: its due time while claimable, NULL otherwise. */
-export function claimDueAt(run: RunRecord): number | null {
-  const claimable = run.status === 'pending' || run.status === 'retrying' || run.status === 'waiting';
-  return claimable ? run.dueAt : null;
+/** A stored row's place in the claim order (`CLAIMABLE.order`), for merging several tasks' candidates. */
+export function claimRankOfRow(row: Pick<RunRow, 'priority' | 'claim_due_at' | 'created_at'>): ClaimRank {
+  return {
+    priority: Number(row.priority),
+    claimDueAt: row.claim_due_at === null ? null : Number(row.claim_due_at),
+    createdAt: Number(row.created_at),
+  };
 }
 
 /** Named parameters for inserting or updating a run row. */

@@ -1,5 +1,5 @@
 import type { PlainClaim, RunRecord, RunRow, SelectRequest, TaskKey } from '@docket/core/store';
-import { rowToRun } from '@docket/core/store';
+import { claimRankOfRow, compareClaimOrder, rowToRun } from '@docket/core/store';
 import type { PgContext } from '../context.js';
 import { classify, OutcomeTracker } from '../errors.js';
 import { claimHeld, claimPlain } from '../fast/claim-held.js';
@@ -47,7 +47,7 @@ function candidateQueries(ctx: PgContext, request: SelectRequest, expired: boole
 function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
   // Several tasks' candidates come one task after another: highest priority first, then earliest due, across them.
   if (request.tasks.length > 1) {
-    candidates.sort((a, b) => b.priority - a.priority || Number(a.claim_due_at) - Number(b.claim_due_at));
+    candidates.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
   }
   const writes: PendingWrite[] = [];
   for (const row of candidates) {

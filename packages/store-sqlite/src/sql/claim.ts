@@ -1,5 +1,5 @@
 import type { RunRecord, RunRow, SelectRequest, TaskKey } from '@docket/core/store';
-import { rowToRun, runRowOf } from '@docket/core/store';
+import { claimRankOfRow, compareClaimOrder, rowToRun, runRowOf } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 import { applyWrite } from './settle.js';
 import type { Statements } from './statements.js';
@@ -30,9 +30,7 @@ function candidates(s: Statements, request: SelectRequest, expired: boolean): Ru
   let rows: RunRow[] = [];
   for (const task of request.tasks) rows.push(...dueOfTask(s, request, task));
   if (request.tasks.length > 1) {
-    rows.sort(
-      (a, b) => b.priority - a.priority || (a.claim_due_at ?? 0) - (b.claim_due_at ?? 0) || a.created_at - b.created_at,
-    );
+    rows.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
     rows = rows.slice(0, request.limit);
   }
   return rows;

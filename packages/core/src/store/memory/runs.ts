@@ -1,3 +1,4 @@
+import { claimDueAt, claimRankOf, compareClaimOrder, isClaimableAt, isRecoverableAt } from '../../machine/claimable.js';
 import type { CallbackCounts, HistoryEntry, RunRecord } from '../../machine/run-types.js';
 import { isTerminal } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
@@ -5,22 +6,20 @@ import type { Json } from '../../util/json.js';
 import { isThenable } from '../../util/thenable.js';
 import { countCallbacks } from '../callback-counts.js';
 import { checkWrite } from '../checks.js';
-import {
-  CLAIMABLE_STATUSES,
-  type CreateRunRequest,
-  type CreateRunResult,
-  type CreateRunsRequest,
-  type CreateRunsResult,
-  type ListRunsRequest,
-  type RunStatsAnswer,
-  type RunStatsRequest,
-  type SelectRequest,
-  type SettledMinute,
-  type SettledRequest,
-  type TaskKey,
-  type TransactPlan,
+import type {
+  CreateRunRequest,
+  CreateRunResult,
+  CreateRunsRequest,
+  CreateRunsResult,
+  ListRunsRequest,
+  RunStatsAnswer,
+  RunStatsRequest,
+  SelectRequest,
+  SettledMinute,
+  SettledRequest,
+  TaskKey,
+  TransactPlan,
 } from '../contract.js';
-import { claimDueAt as claimableDueAt } from '../run-row.js';
 import { planStarts } from '../start-plan.js';
 import { clone, key, type MemoryState, planEach } from './state.js';
 
@@ -120,7 +119,7 @@ export const runReads = {
       };
       row.count++;
       counts.set(id, row);
-      const due = claimableDueAt(run);
+      const due = claimDueAt(run);
       if (due !== null && due <= request.now && (oldestDueAt === null || due < oldestDueAt)) oldestDueAt = due;
     }
     let deadLetters = 0;
@@ -207,7 +206,7 @@ function select(
 ): RunRecord[] {
   const candidates = [...m.runs.values()]
     .filter((run) => run.namespace === request.namespace && match(run))
-    .sort((a, b) => order(a, b) || a.createdAt - b.createdAt);
+    .sort(order);
   return planEach(candidates, request.limit, request.plan, (run, write) => {
     checkWrite(run, write);
     m.applyWrite(write);
@@ -215,24 +214,22 @@ function select(
   });
 }
 
-/** `Store.claimDue`: due runs of the given tasks, highest priority first, then earliest due first. */
+/** `Store.claimDue`: the runs of the given tasks claimable at `now`, in the claim order (`CLAIMABLE`). */
 export function claimDue(m: MemoryState, request: SelectRequest): Promise<RunRecord[]> {
-  const due = (run: RunRecord) =>
-    CLAIMABLE_STATUSES.includes(run.status) &&
-    run.dueAt !== null &&
-    run.dueAt <= request.now &&
-    taskMatches(run, request.tasks);
-  return m.exclusive(() =>
-    select(m, request, due, (a, b) => b.priority - a.priority || (a.dueAt ?? 0) - (b.dueAt ?? 0)),
-  );
+  const due = (run: RunRecord) => isClaimableAt(run, request.now) && taskMatches(run, request.tasks);
+  return m.exclusive(() => select(m, request, due, (a, b) => compareClaimOrder(claimRankOf(a), claimRankOf(b))));
 }
 
 /** `Store.recoverExpired`: running or pausing runs whose lease expired, earliest expiry first. */
 export function recoverExpired(m: MemoryState, request: Omit<SelectRequest, 'tasks'>): Promise<RunRecord[]> {
-  const expired = (run: RunRecord) =>
-    (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.lease.expiresAt <= request.now;
+  const expired = (run: RunRecord) => isRecoverableAt(run, request.now);
   return m.exclusive(() =>
-    select(m, request, expired, (a, b) => (a.lease?.expiresAt ?? 0) - (b.lease?.expiresAt ?? 0)),
+    select(
+      m,
+      request,
+      expired,
+      (a, b) => (a.lease?.expiresAt ?? 0) - (b.lease?.expiresAt ?? 0) || a.createdAt - b.createdAt,
+    ),
   );
 }
 
@@ -240,9 +237,9 @@ export function recoverExpired(m: MemoryState, request: Omit<SelectRequest, 'tas
 export async function nextDueAt(m: MemoryState, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
   let earliest: number | null = null;
   for (const run of m.runs.values()) {
-    if (run.namespace !== namespace || isTerminal(run.status) || !taskMatches(run, tasks)) continue;
-    if (!CLAIMABLE_STATUSES.includes(run.status) || run.dueAt === null) continue;
-    if (earliest === null || run.dueAt < earliest) earliest = run.dueAt;
+    if (run.namespace !== namespace || !taskMatches(run, tasks)) continue;
+    const due = claimDueAt(run);
+    if (due !== null && (earliest === null || due < earliest)) earliest = due;
   }
   return earliest;
 }
