@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
+import type { ResolvedDefinition } from '../machine/definition.js';
 import type { CallbackKind, RetryPolicy } from '../machine/run-types.js';
 import { DocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
@@ -29,23 +30,10 @@ const definitionSchema = strictObject({
 
 const handlerNames = ['execute', 'check', 'validateEvent', 'onSuccess', 'onFailure', 'onBatchSettled'] as const;
 
+export type { ResolvedDefinition };
+
 /** A task definition as `queue.define` takes it. */
 export type TaskDefinition = v.InferInput<typeof definitionSchema>;
-
-/** A definition with every default filled, plus its identity hash. */
-export interface ResolvedDefinition {
-  name: string;
-  version: string;
-  events: CallbackKind[];
-  policy: RetryPolicy;
-  recovery: 'automatic' | 'manual';
-  limits: { modelCalls: number | null; deadlineMs: number | null };
-  schema: { query?: v.GenericSchema; state?: v.GenericSchema };
-  /** sha256 over the canonical JSON of name, version, events, filled policy, recovery and limits. */
-  hash: string;
-  /** The canonical JSON the hash covers. */
-  canonical: Json;
-}
 
 /** Validates a definition, fills it from the queue's default policy and computes its hash; throws `CONFIG_INVALID`. */
 export function resolveDefinition(input: unknown, defaultPolicy: RetryPolicy): ResolvedDefinition {

@@ -15,6 +15,7 @@ export {
   isClaimableAt,
   isRecoverableAt,
 } from '../machine/claimable.js';
+export type { ResolvedDefinition } from '../machine/definition.js';
 export { claimEvent, releaseEvent, replayEvent, settleEvent } from '../machine/event-machine.js';
 export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
@@ -39,7 +40,6 @@ export {
   type TransitionRule,
   transition,
 } from '../machine/state-machine.js';
-export type { ResolvedDefinition } from '../runtime/definition.js';
 export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
 export { bindVerbs, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
