@@ -19,8 +19,43 @@ export type {
 } from './machine/run-types.js';
 export { isTerminal, REASONS, RUN_STATUSES, TERMINAL_STATUSES } from './machine/run-types.js';
 export type { Misfire, ScheduleInfo } from './machine/schedule-types.js';
-export type { Clock, QueueOptions } from './runtime/config.js';
-export type { TaskDefinition } from './runtime/definition.js';
+export { type Logger, type LogLevel, stderrLogger } from './runtime/observe/logger.js';
+export type {
+  PageOutcome,
+  PageSpan,
+  PageSpanInfo,
+  SettledInfo,
+  StartSpan,
+  StartSpanInfo,
+  TelemetryEvent,
+  TraceParent,
+  Tracer,
+} from './runtime/observe/telemetry.js';
+export type {
+  DeadLetter,
+  Health,
+  Operator,
+  OperatorResult,
+  ReplayResult,
+  RunCommand,
+  RunListItem,
+} from './runtime/operator/operator.js';
+export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator/schedules.js';
+export type { SettledPerMinute } from './runtime/operator/settled.js';
+export type { Stats, StatusCounts } from './runtime/operator/stats.js';
+export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/page/model.js';
+export {
+  type CloseResult,
+  type CreateQueueOptions,
+  createQueue,
+  type Queue,
+  type QueueState,
+  type TransactionOf,
+} from './runtime/queue/create-queue.js';
+export type { Clock, QueueOptions } from './runtime/queue/options.js';
+export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task/batch-task.js';
+export type { TaskDefinition } from './runtime/task/definition.js';
+export type { DeliverResult } from './runtime/task/deliver-trigger.js';
 export type {
   CallbackContext,
   CheckContext,
@@ -32,44 +67,9 @@ export type {
   TaskHandlers,
   TriggerEvent,
   ValidateEventContext,
-} from './runtime/handlers.js';
-export { type Logger, type LogLevel, stderrLogger } from './runtime/logger.js';
-export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/model.js';
-export type {
-  DeadLetter,
-  Health,
-  Operator,
-  OperatorResult,
-  ReplayResult,
-  RunCommand,
-  RunListItem,
-} from './runtime/operator.js';
-export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator-schedules.js';
-export type { SettledPerMinute } from './runtime/operator-settled.js';
-export type { Stats, StatusCounts } from './runtime/operator-stats.js';
-export {
-  type CloseResult,
-  type CreateQueueOptions,
-  createQueue,
-  type Queue,
-  type QueueState,
-  type TransactionOf,
-} from './runtime/queue.js';
-export type { ScheduleOptions, ScheduleResult } from './runtime/schedules.js';
-export type { StartOptions } from './runtime/start-many.js';
-export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task.js';
-export type {
-  PageOutcome,
-  PageSpan,
-  PageSpanInfo,
-  SettledInfo,
-  StartSpan,
-  StartSpanInfo,
-  TelemetryEvent,
-  TraceParent,
-  Tracer,
-} from './runtime/telemetry.js';
-export type { DeliverResult } from './runtime/triggers.js';
+} from './runtime/task/handlers.js';
+export type { ScheduleOptions, ScheduleResult } from './runtime/task/schedules.js';
+export type { StartOptions } from './runtime/task/start-runs.js';
 export type { Store, StoreCapabilities, StoreLog } from './store/contract.js';
 export { DocketError, type DocketErrorCode, type DocketErrorInit, ERROR_CODES, isDocketError } from './util/errors.js';
 export type { Json } from './util/json.js';

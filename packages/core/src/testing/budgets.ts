@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { ModelProvider } from '../runtime/model.js';
+import type { ModelProvider } from '../runtime/page/model.js';
 import { describeArea, type HarnessFactory, waitForStatus } from './harness.js';
 
 /** A provider that answers at once and counts what it was sent. */

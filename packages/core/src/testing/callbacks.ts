@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { claimEvent, settleEvent } from '../machine/event-machine.js';
-import type { CallbackContext } from '../runtime/handlers.js';
-import type { TelemetryEvent } from '../runtime/telemetry.js';
+import type { TelemetryEvent } from '../runtime/observe/telemetry.js';
+import type { CallbackContext } from '../runtime/task/handlers.js';
 import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
 
 /** Callback delivery: retries, counts, dead letters, replay, telemetry. */

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { planClaim } from '../machine/claim-policy.js';
 import { iso } from '../machine/run-types.js';
-import type { TaskHandlers } from '../runtime/handlers.js';
+import type { TaskHandlers } from '../runtime/task/handlers.js';
 import type { RunWrite, SelectRequest, TaskKey } from '../store/contract.js';
 import type { Json } from '../util/json.js';
 import { describeArea, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';

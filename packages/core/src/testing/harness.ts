@@ -1,10 +1,10 @@
 import { afterEach, describe } from 'vitest';
 import type { RunStatus } from '../machine/run-types.js';
-import type { Clock } from '../runtime/config.js';
-import type { TaskDefinition } from '../runtime/definition.js';
-import type { TaskHandlers } from '../runtime/handlers.js';
-import { createQueue, type Queue } from '../runtime/queue.js';
-import type { BatchTask } from '../runtime/task.js';
+import { createQueue, type Queue } from '../runtime/queue/create-queue.js';
+import type { Clock } from '../runtime/queue/options.js';
+import type { BatchTask } from '../runtime/task/batch-task.js';
+import type { TaskDefinition } from '../runtime/task/definition.js';
+import type { TaskHandlers } from '../runtime/task/handlers.js';
 import type { Store } from '../store/contract.js';
 import type { Json } from '../util/json.js';
 

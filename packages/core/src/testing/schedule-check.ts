@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
-import type { RunListItem } from '../runtime/operator.js';
-import type { Queue } from '../runtime/queue.js';
-import type { BatchTask } from '../runtime/task.js';
+import type { RunListItem } from '../runtime/operator/operator.js';
+import type { Queue } from '../runtime/queue/create-queue.js';
+import type { BatchTask } from '../runtime/task/batch-task.js';
 import { sleep, waitFor } from './harness.js';
 
 /** What `checkSlotRuns` found among the runs of one schedule. */

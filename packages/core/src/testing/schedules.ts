@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { Queue } from '../runtime/queue.js';
+import type { Queue } from '../runtime/queue/create-queue.js';
 import { isDocketError } from '../util/errors.js';
 import { describeArea, type HarnessFactory, manualClock, sleep, waitFor } from './harness.js';
 

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { RUN_STATUSES } from '../machine/run-types.js';
-import type { Queue } from '../runtime/queue.js';
+import type { Queue } from '../runtime/queue/create-queue.js';
 import { isDocketError } from '../util/errors.js';
 import { NonRetryableError } from '../util/retry-errors.js';
 import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { Queue } from '../runtime/queue.js';
+import type { Queue } from '../runtime/queue/create-queue.js';
 import { describeArea, type HarnessFactory, type openQueue, sleep, waitFor } from './harness.js';
 
 /** task.run: waiting windows, one winner, caller cancellation, operator stops from elsewhere. */

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { TaskHandlers } from '../runtime/handlers.js';
+import type { TaskHandlers } from '../runtime/task/handlers.js';
 import { isDocketError } from '../util/errors.js';
 import type { Json } from '../util/json.js';
 import type { TestQueueOptions } from './harness.js';

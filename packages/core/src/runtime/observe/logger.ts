@@ -1,0 +1,89 @@
+import { isDocketError } from '../../util/errors.js';
+
+/** The object `createQueue({ logger })` takes: pino's four methods, each called with fields and a message. */
+export interface Logger {
+  /** Detail nobody needs unless debugging. */
+  debug(fields: object, message: string): void;
+  /** What went as it should: a loop recovered, a queue closed. */
+  info(fields: object, message: string): void;
+  /** What an operator should see: a failed run, a dead letter, a recovered lease. */
+  warn(fields: object, message: string): void;
+  /** A loop or a commit that failed. */
+  error(fields: object, message: string): void;
+}
+
+/** The log levels Docket writes at, lowest first. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+const LEVEL_NUMBERS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+/**
+ * The default logger: warnings and errors as one JSON line each on stderr, with pino's field names (`level` as a
+ * number, `time` in epoch ms, `msg`), so a pino pretty-printer or a log shipper reads them as they are.
+ */
+export function stderrLogger(minimum: LogLevel = 'warn'): Logger {
+  const write = (level: LogLevel) => {
+    if (LEVEL_NUMBERS[level] < LEVEL_NUMBERS[minimum]) return () => undefined;
+    return (fields: object, message: string) => {
+      let line: string;
+      try {
+        line = JSON.stringify({
+          level: LEVEL_NUMBERS[level],
+          time: Date.now(),
+          name: 'docket',
+          ...fields,
+          msg: message,
+        });
+      } catch {
+        line = JSON.stringify({ level: LEVEL_NUMBERS[level], time: Date.now(), name: 'docket', msg: message });
+      }
+      process.stderr.write(`${line}\n`);
+    };
+  };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** The logger of `logger: false`: writes nothing. */
+export const SILENT_LOGGER: Logger = Object.freeze({
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+});
+
+/** True when `value` has the four methods of a `Logger`. */
+export function isLogger(value: unknown): value is Logger {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function');
+}
+
+/**
+ * A logger that never throws into the runtime: a user's logger whose method throws loses that line, and nothing
+ * else (logging is an observer, like telemetry).
+ */
+export function guardLogger(logger: Logger): Logger {
+  const guard =
+    (level: LogLevel) =>
+    (fields: object, message: string): void => {
+      try {
+        logger[level](fields, message);
+      } catch {
+        // A failing logger has nowhere left to report to.
+      }
+    };
+  return { debug: guard('debug'), info: guard('info'), warn: guard('warn'), error: guard('error') };
+}
+
+/**
+ * The fields Docket logs of an error: its code, name and message (a `DocketError`'s own code, else a `code` the
+ * error carries, else `INTERNAL`). Never its details or cause, which can hold a caller's payload.
+ */
+export function errorFields(error: unknown): { code: string; name: string; message: string } {
+  if (isDocketError(error)) return { code: error.code, name: error.name, message: error.message };
+  if (error instanceof Error) {
+    const own = (error as Error & { code?: unknown }).code;
+    return { code: typeof own === 'string' ? own : 'INTERNAL', name: error.name, message: error.message };
+  }
+  return { code: 'INTERNAL', name: 'Error', message: String(error) };
+}

@@ -1,0 +1,140 @@
+import {
+  type CallbackCounts,
+  type HistoryEntry,
+  type RunInfo,
+  type RunRecord,
+  toRunInfo,
+} from '../../machine/run-types.js';
+import { transitionWrite } from '../../machine/run-write.js';
+import { transition } from '../../machine/state-machine.js';
+import type { RunWrite } from '../../store/contract.js';
+import { DocketError } from '../../util/errors.js';
+import { assertRunId } from '../../util/ids.js';
+import type { Json } from '../../util/json.js';
+import { hash, listRequest, listSchema, type OperatorScope, pageOf, parse, runCommandSchema } from './input.js';
+import type { Operator, OperatorResult, RunCommand, RunListItem } from './operator.js';
+
+/** `operator.runs`: list, read and steer any run of the namespace. */
+export function operatorRuns(scope: OperatorScope): Operator['runs'] {
+  const { engine, assertUsable } = scope;
+  const { store, namespace } = engine;
+  return {
+    async list(options = {}) {
+      const payloads = (options as { payloads?: unknown } | null)?.payloads === true;
+      const { filter, before, limit } = listRequest(scope, 'operator.runs.list', listSchema, options, (o) => ({
+        taskName: o.taskName ?? null,
+        status: o.status ?? null,
+      }));
+      const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
+      const { page, nextCursor } = pageOf(runs, limit, (run) => run.runId, filter);
+      const callbacks = await store.callbackCountsOf(
+        namespace,
+        page.map((run) => run.runId),
+      );
+      const items = page.map((run, i) => listItem(toRunInfo(run, callbacks[i] as CallbackCounts), payloads));
+      return { items, nextCursor };
+    },
+    async get(runId) {
+      assertUsable('operator.runs.get');
+      assertRunId(runId, 'operator.runs.get');
+      const run = await store.getRun(namespace, runId);
+      return run ? toRunInfo(run, await store.callbackCounts(namespace, runId)) : null;
+    },
+    async history(runId): Promise<HistoryEntry[]> {
+      assertUsable('operator.runs.history');
+      assertRunId(runId, 'operator.runs.history');
+      return store.getHistory(namespace, runId);
+    },
+    pause: (input) => runCommand(scope, 'pause', input),
+    resume: (input) => runCommand(scope, 'resume', input),
+    cancel: (input) => runCommand(scope, 'cancel', input),
+    retry: (input) => runCommand(scope, 'retry', input),
+  };
+}
+
+/** The run commands an operator can give. */
+type RunOp = 'pause' | 'resume' | 'cancel' | 'retry';
+
+/**
+ * A pause, resume, cancel or retry: once per `commandId` (a reused id answers its first result, `COMMAND_CONFLICT` if the
+ * request differs), refused with `REVISION_CONFLICT` when the run moved past `expectedRevision`.
+ */
+async function runCommand(scope: OperatorScope, op: RunOp, input: RunCommand): Promise<OperatorResult> {
+  const { engine, assertUsable } = scope;
+  const operation = `operator.runs.${op}`;
+  assertUsable(operation);
+  const cmd = parse(runCommandSchema, input, operation);
+  assertRunId(cmd.runId, operation);
+  const requestHash = hash({ op, runId: cmd.runId, expectedRevision: cmd.expectedRevision, reason: cmd.reason });
+  let applied: RunWrite | null = null;
+  const outcome = await engine.store.runCommand<OperatorResult>(
+    engine.namespace,
+    { commandId: cmd.commandId, requestHash, runId: cmd.runId, now: engine.now() },
+    ({ run }) => {
+      if (run === null) return { run: null, event: null, result: { kind: 'not_found', runId: cmd.runId } };
+      const decided = decideRunCommand(run, op, cmd, operation, engine.now());
+      applied = decided.write;
+      return { run: decided.write, event: null, result: decided.result };
+    },
+  );
+  if (outcome.replayed && outcome.requestHash !== requestHash) {
+    throw new DocketError('COMMAND_CONFLICT', `command ${cmd.commandId} was already used for another request`, {
+      operation,
+      runId: cmd.runId,
+      commandId: cmd.commandId,
+    });
+  }
+  if (!outcome.replayed && applied !== null) {
+    engine.written(applied);
+    if (op === 'cancel') engine.stopLocal(cmd.runId, 'cancelled');
+  }
+  return outcome.result;
+}
+
+/** The revision check, then the transition: `applied` with its write, or `noop` when the state machine refuses. */
+function decideRunCommand(
+  run: RunRecord,
+  op: RunOp,
+  cmd: RunCommand,
+  operation: string,
+  now: number,
+): { write: RunWrite | null; result: OperatorResult } {
+  if (run.revision !== cmd.expectedRevision) {
+    throw new DocketError(
+      'REVISION_CONFLICT',
+      `run ${cmd.runId} is at revision ${run.revision}, not ${cmd.expectedRevision}`,
+      {
+        operation,
+        runId: cmd.runId,
+        commandId: cmd.commandId,
+        details: { revision: run.revision },
+      },
+    );
+  }
+  const detail: Json = { reason: cmd.reason, commandId: cmd.commandId };
+  const decision = transition(
+    run,
+    op === 'cancel'
+      ? { type: 'cancel', actor: 'operator', reason: 'OPERATOR_STOP', detail }
+      : { type: op, actor: 'operator', detail },
+    now,
+  );
+  if (!decision.ok) {
+    return {
+      write: null,
+      result: { kind: 'noop', runId: run.runId, revision: run.revision, status: run.status, changed: false },
+    };
+  }
+  const { revision, status } = decision.run;
+  return {
+    write: transitionWrite(decision),
+    result: { kind: 'applied', runId: run.runId, revision, status, changed: true },
+  };
+}
+
+/** A listed run: its `RunInfo` without `query` and `state` unless the listing asked for them. */
+function listItem(info: RunInfo, payloads: boolean): RunListItem {
+  if (payloads) return info;
+  const { query: _query, state: _state, ...item } = info;
+  return item;
+}

@@ -1,0 +1,33 @@
+import type { RunRecord } from '../../machine/run-types.js';
+import { transitionWrite } from '../../machine/run-write.js';
+import { type TransitionInput, transition } from '../../machine/state-machine.js';
+import type { TransactOptions } from '../../store/contract.js';
+import type { Engine } from './engine.js';
+
+/** The hint for plans that only decide a transition: the store may group them with others. */
+export const PURE: TransactOptions = Object.freeze({ pure: true });
+
+/** Writes one state-machine input for a run whose lease this page holds (or any input without a lease token). */
+export async function writeTransition(
+  engine: Engine,
+  runId: string,
+  input: TransitionInput,
+): Promise<RunRecord | null> {
+  return engine.store
+    .transact(
+      engine.namespace,
+      runId,
+      (_tx, current) => {
+        if (current === null) return { write: null, value: null };
+        const decision = transition(current, input, engine.now());
+        if (!decision.ok) return { write: null, value: null };
+        const write = transitionWrite(decision);
+        return { write, value: write };
+      },
+      PURE,
+    )
+    .then((write) => {
+      engine.written(write);
+      return write?.run ?? null;
+    });
+}

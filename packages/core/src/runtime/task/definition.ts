@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import type { ResolvedDefinition } from '../../machine/definition.js';
+import type { CallbackKind, RetryPolicy } from '../../machine/run-types.js';
+import { DocketError } from '../../util/errors.js';
+import type { Json } from '../../util/json.js';
+import { canonicalJson } from '../../util/json.js';
+import { formatIssues, nameSchema, strictObject } from '../../util/validation.js';
+import { fillPolicy, policySchema } from '../queue/options.js';
+
+const schemaLike = v.custom<v.GenericSchema>(
+  (input) => typeof input === 'object' && input !== null && (input as { kind?: unknown }).kind === 'schema',
+  'must be a valibot schema',
+);
+
+const definitionSchema = strictObject({
+  name: nameSchema,
+  version: nameSchema,
+  events: v.optional(v.array(v.picklist(['success', 'failure', 'batchSettled']))),
+  policy: v.optional(policySchema),
+  schema: v.optional(strictObject({ query: v.optional(schemaLike), state: v.optional(schemaLike) })),
+  recovery: v.optional(v.picklist(['automatic', 'manual'])),
+  limits: v.optional(
+    strictObject({
+      modelCalls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000_000))),
+      deadlineMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
+    }),
+  ),
+});
+
+const handlerNames = ['execute', 'check', 'validateEvent', 'onSuccess', 'onFailure', 'onBatchSettled'] as const;
+
+export type { ResolvedDefinition };
+
+/** A task definition as `queue.define` takes it. */
+export type TaskDefinition = v.InferInput<typeof definitionSchema>;
+
+/** Validates a definition, fills it from the queue's default policy and computes its hash; throws `CONFIG_INVALID`. */
+export function resolveDefinition(input: unknown, defaultPolicy: RetryPolicy): ResolvedDefinition {
+  const parsed = v.safeParse(definitionSchema, input);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.issues);
+    throw new DocketError('CONFIG_INVALID', `invalid task definition: ${issues[0]?.path}: ${issues[0]?.message}`, {
+      operation: 'queue.define',
+      details: { issues },
+    });
+  }
+  const d = parsed.output;
+  const events = [...new Set(d.events ?? [])].sort() as CallbackKind[];
+  const policy = fillPolicy(d.policy, defaultPolicy, 'definition.policy');
+  const recovery = d.recovery ?? 'automatic';
+  const limits = { modelCalls: d.limits?.modelCalls ?? null, deadlineMs: d.limits?.deadlineMs ?? null };
+  const canonical = {
+    name: d.name,
+    version: d.version,
+    events,
+    policy: { attempts: policy.attempts, timeoutMs: policy.timeoutMs, backoff: { ...policy.backoff } },
+    recovery,
+    limits,
+  };
+  const hash = createHash('sha256').update(canonicalJson(canonical)).digest('hex');
+  return {
+    name: d.name,
+    version: d.version,
+    events,
+    policy,
+    recovery,
+    limits,
+    schema: {
+      ...(d.schema?.query ? { query: d.schema.query } : {}),
+      ...(d.schema?.state ? { state: d.schema.state } : {}),
+    },
+    hash,
+    canonical: canonical as unknown as Json,
+  };
+}
+
+/** Checks that `handlers` only has known handler names, each a function; throws `CONFIG_INVALID`. */
+export function assertHandlers(handlers: unknown): void {
+  if (handlers === undefined) return;
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
+    throw new DocketError('CONFIG_INVALID', 'handlers must be an object', { operation: 'queue.define' });
+  }
+  for (const [name, value] of Object.entries(handlers)) {
+    if (!(handlerNames as readonly string[]).includes(name)) {
+      throw new DocketError('CONFIG_INVALID', `unknown handler ${name}`, {
+        operation: 'queue.define',
+        details: { path: `handlers.${name}` },
+      });
+    }
+    if (typeof value !== 'function') {
+      throw new DocketError('CONFIG_INVALID', `handler ${name} must be a function`, {
+        operation: 'queue.define',
+        details: { path: `handlers.${name}` },
+      });
+    }
+  }
+}
