@@ -1,6 +1,6 @@
 import type { Store } from '@docket/core';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import type { Session } from './fast/session.js';
+import type { Session } from './wire/session.js';
 
 /** The drizzle transaction an effect or a commit-time check receives: writes on it commit with the transition. */
 // biome-ignore lint/suspicious/noExplicitAny: the transaction type depends on the driver (node-postgres or PGlite).

@@ -4,11 +4,11 @@ import { KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 import { classify, OutcomeTracker } from './errors.js';
-import type { Transaction } from './fast/group-commit.js';
-import { HeldClaims } from './fast/held-claims.js';
-import { SharedColumns } from './fast/plain-claim-statement.js';
-import type { Session } from './fast/session.js';
-import { applyLockedWrites, type Executor, type Tables } from './sql/run-writes.js';
+import { HeldClaims } from './sql/claim/held-claims.js';
+import { SharedColumns } from './sql/claim/plain-statement.js';
+import type { Session } from './wire/session.js';
+import { applyLockedWrites, type Executor, type Tables } from './writes/run-writes.js';
+import type { Transaction } from './writes/transaction.js';
 
 /** The tables as drizzle SQL fragments, for the verbs written with drizzle's `sql` template. */
 export interface QualifiedTables {

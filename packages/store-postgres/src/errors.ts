@@ -36,7 +36,7 @@ export function sqlState(error: unknown): string | undefined {
 
 /**
  * True when the server refused a statement (an SQLSTATE that is not a lost connection): its transaction was rolled
- * back and nothing of it was written, so the calls grouped into it can run again on their own.
+ * back and nothing of it was written, so the calls batched into it can run again on their own.
  */
 export function statementRefused(error: unknown): boolean {
   const state = sqlState(error);

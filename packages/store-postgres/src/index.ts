@@ -5,7 +5,6 @@ import type { PostgresConnection, PostgresStore } from './connection.js';
 import { createPostgresStore } from './postgres-store.js';
 
 export type { Listener, PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
-export type { Message, Results, Send, Session } from './fast/session.js';
 export { MIGRATIONS_FOLDER } from './migrations.js';
 export {
   docketCommands,
@@ -16,6 +15,7 @@ export {
   docketSchedules,
   docketSettings,
 } from './schema.js';
+export type { Message, Results, Send, Session } from './wire/session.js';
 
 /**
  * A node-postgres `Pool`, typed by shape so that this package's types need neither `pg` nor PGlite installed (both

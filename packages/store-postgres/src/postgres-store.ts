@@ -3,9 +3,8 @@ import { bindVerbs } from '@docket/core/store';
 import type { PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
-import { startBatcher, transactBatcher } from './fast/group-commit.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
-import { nextDueAt, selectAndApply } from './sql/claim.js';
+import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
@@ -20,8 +19,10 @@ import {
   settledPerMinute,
 } from './sql/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
-import { transact } from './sql/settle.js';
-import { createCappedRun, createRuns } from './sql/start.js';
+import { transactBatcher } from './sql/settle/batch.js';
+import { transact } from './sql/settle/index.js';
+import { startBatcher } from './sql/start/batch.js';
+import { createCappedRun, createRuns } from './sql/start/index.js';
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -3,10 +3,10 @@ import { waitFor } from '@docket/core/testing';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { plainClaimStatement } from '../src/fast/plain-claim-statement.js';
-import { preparedCall } from '../src/fast/prepared-calls.js';
-import { UNFLUSHED_COMMIT } from '../src/fast/session.js';
 import { postgresStore } from '../src/index.js';
+import { plainClaimStatement } from '../src/sql/claim/plain-statement.js';
+import { preparedCall } from '../src/wire/prepared-calls.js';
+import { UNFLUSHED_COMMIT } from '../src/wire/session.js';
 import { DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 // Whether a commit waits for the flush is a server setting: only a real server (node-postgres sessions) shows it.

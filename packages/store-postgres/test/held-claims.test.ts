@@ -10,8 +10,8 @@ import {
 import { waitFor } from '@docket/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UNFLUSHED_COMMIT } from '../src/fast/session.js';
 import { postgresStore } from '../src/index.js';
+import { UNFLUSHED_COMMIT } from '../src/wire/session.js';
 import { DATABASE_URL, freshSchema, loggingPool, serverProducer, slowCommits, terminateSlowCommit } from './helpers.js';
 
 const TASK = { name: 'held', version: '1' };

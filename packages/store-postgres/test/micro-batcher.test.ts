@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, type Queued } from '../src/fast/micro-batcher.js';
+import { Batcher, type Queued } from '../src/wire/micro-batcher.js';
 
 interface Call extends Queued<number> {
   n: number;
@@ -25,7 +25,7 @@ function recording(maxBatch: number, maxRunning: number) {
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('Batcher', () => {
-  it('groups the calls of one turn into one batch of distinct keys, up to maxBatch', async () => {
+  it('batches the calls of one turn into one batch of distinct keys, up to maxBatch', async () => {
     const { batches, finish, push } = recording(3, 1);
     const done = [push('a', 1), push('b', 2), push('a', 3), push('c', 4), push('d', 5)];
     await turn();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, postgresStore } from '../src/index.js';
 import { applyMigrations } from '../src/migrations.js';
 import { docketRuns } from '../src/schema.js';
-import { columnsOf } from '../src/sql/recordsets.js';
+import { columnsOf } from '../src/wire/recordsets.js';
 import { backend, DATABASE_URL, freshSchema } from './helpers.js';
 
 const DEFINITION = { name: 'layout', version: '1' } as const;

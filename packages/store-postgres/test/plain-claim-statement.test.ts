@@ -10,8 +10,8 @@ import {
 } from '@docket/core/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { plainClaimStatement } from '../src/fast/plain-claim-statement.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
+import { plainClaimStatement } from '../src/sql/claim/plain-statement.js';
 import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 const ACTOR = 'worker:plain';

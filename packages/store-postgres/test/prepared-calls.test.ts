@@ -2,8 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { notifyText, preparedCall } from '../src/fast/prepared-calls.js';
-import { toSql } from '../src/sql/statement.js';
+import { notifyText, preparedCall } from '../src/wire/prepared-calls.js';
+import { toSql } from '../src/wire/statement.js';
 
 const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compactRows } from '../src/sql/recordsets.js';
-import { Params } from '../src/sql/statement.js';
+import { compactRows } from '../src/wire/recordsets.js';
+import { Params } from '../src/wire/statement.js';
 
 describe('compactRows', () => {
   const columns = [

@@ -3,7 +3,7 @@ import { planClaim, type RunRecord, type RunWrite, rowToHistory, transition } fr
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
-import { runWritesStatement } from '../src/sql/run-writes.js';
+import { runWritesStatement } from '../src/writes/run-writes.js';
 import { backend, DATABASE_URL, freshSchema } from './helpers.js';
 
 describe('the run writes statement for locked rows (allLocked)', () => {

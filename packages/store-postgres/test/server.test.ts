@@ -170,7 +170,7 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     await queue.close();
   }, 60_000);
 
-  it('raises OUTCOME_UNKNOWN for a grouped write of a run in flight when its one-trip commit is cut off', async () => {
+  it('raises OUTCOME_UNKNOWN for a batched write of a run in flight when its one-trip commit is cut off', async () => {
     const schema = await setupSchema();
     const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
     let release!: () => void;

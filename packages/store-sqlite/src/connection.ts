@@ -2,13 +2,13 @@ import { DocketError } from '@docket/core';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
+import { CommitBatcher } from './commit-batcher.js';
 import type { SqliteContext } from './context.js';
-import { groupAborted, storageFailure } from './errors.js';
+import { batchAborted, storageFailure } from './errors.js';
 import { FileIdentityWatch } from './file-identity.js';
-import { GroupCommit } from './group-commit.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
-import { Statements } from './sql/statements.js';
+import { Statements } from './statements.js';
 
 /** WAL pages between automatic checkpoints: fewer checkpoints write each hot page back fewer times (see bench). */
 const WAL_AUTOCHECKPOINT_PAGES = 10_000;
@@ -45,7 +45,7 @@ export class SqliteConnection {
         db,
         s,
         orm: drizzle({ client: db }),
-        group: new GroupCommit(db, (error) => storageFailure(error, 'store.commit'), 512, groupAborted, s.counts),
+        batch: new CommitBatcher(db, (error) => storageFailure(error, 'store.commit'), 512, batchAborted, s.counts),
       };
       // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
       const checkpointMs = this.options.checkpointMs ?? 200;

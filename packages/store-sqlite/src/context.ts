@@ -2,16 +2,16 @@ import { DocketError } from '@docket/core';
 import { KnownRuns } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { CommitBatcher, ItemMode } from './commit-batcher.js';
 import { isStoreFault, sqliteCode, storageFailure } from './errors.js';
-import type { GroupCommit, ItemMode } from './group-commit.js';
-import type { Statements } from './sql/statements.js';
+import type { Statements } from './statements.js';
 
 /** The open connection's parts every verb uses. */
 export interface OpenConnection {
   db: Database.Database;
   s: Statements;
   orm: BetterSQLite3Database;
-  group: GroupCommit;
+  batch: CommitBatcher;
 }
 
 /** What every verb of one SQLite store shares: the open connection, and how writes and reads are wrapped. */
@@ -38,7 +38,7 @@ export class SqliteContext {
   }
 
   /**
-   * Runs `work` in the group commit (one `BEGIN IMMEDIATE` transaction shared with the writes of this turn, a
+   * Runs `work` in the batched commit (one `BEGIN IMMEDIATE` transaction shared with the writes of this turn, a
    * savepoint of its own unless `mode` is `none`, see `ItemMode`); a driver error becomes `STORAGE_FAILURE`, an error
    * in `passThrough` is rethrown as it is.
    */
@@ -50,7 +50,7 @@ export class SqliteContext {
     mode: ItemMode = 'savepoint',
   ): Promise<T> {
     const open = this.live();
-    return open.group
+    return open.batch
       .run(() => work(open), mode)
       .catch((error) => {
         // The plan's own error (an effect's) is the page's, unless it says the store itself failed (a full disk).

@@ -44,10 +44,10 @@ export function storageFailure(error: unknown, operation: string, runId?: string
 }
 
 /**
- * The error a write of a group gets when SQLite rolled back the group's whole transaction because of another write
+ * The error a write of a batch gets when SQLite rolled back the batch's whole transaction because of another write
  * (a full disk, an I/O error): its own `STORAGE_FAILURE`, naming the cause but not the other write's statement.
  */
-export function groupAborted(error: unknown): DocketError {
+export function batchAborted(error: unknown): DocketError {
   const code = sqliteCode(error) ?? 'UNKNOWN';
   const why = code.startsWith('SQLITE_FULL') ? 'the database or disk is full' : 'SQLite rolled back the transaction';
   return new DocketError('STORAGE_FAILURE', `SQLite ${code}: ${why}; nothing of this write was stored`, {

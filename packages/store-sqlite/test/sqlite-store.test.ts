@@ -212,11 +212,11 @@ describe('sqliteStore', () => {
     expect((await queue.operator.health()).reasons.some((r) => r.startsWith('commits: '))).toBe(false);
   });
 
-  it('gives each write of a group its own outcome when one of them fills the database', async () => {
+  it('gives each write of a batch its own outcome when one of them fills the database', async () => {
     const db = new Database(file());
     cleanups.push(() => db.close());
     const queue = await queueOn(sqliteStore({ database: db }));
-    const task = queue.define({ name: 'group', version: '1' });
+    const task = queue.define({ name: 'batch', version: '1' });
     await queue.ready();
     await task.start({ query: 'warm-up' });
     db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 2}`);

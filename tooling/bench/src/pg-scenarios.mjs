@@ -105,7 +105,7 @@ async function docketEnqueueWith(n, schema, size, add) {
   return enqueue;
 }
 
-/** Single starts, 500 awaited together: the group commit's rate. */
+/** Single starts, 500 awaited together: the batched commit's rate. */
 const docketEnqueue = (n, schema) =>
   docketEnqueueWith(n, schema, 500, (task, chunk) => Promise.all(chunk.map((query) => task.start({ query }))));
 

@@ -296,7 +296,7 @@ Measured by \`pnpm bench\` (tooling/bench) in one run on one machine; every numb
 Workload: ~100-byte JSON payload, a handler that does nothing. Each measurement is a fresh process and a fresh file
 or schema.
 
-- SQLite: Docket runs with \`concurrency: ${concurrency}\` on \`@docket/store-sqlite\` (WAL, synchronous NORMAL, group
+- SQLite: Docket runs with \`concurrency: ${concurrency}\` on \`@docket/store-sqlite\` (WAL, synchronous NORMAL, batched
   commit). Raw baselines use better-sqlite3 with WAL and synchronous NORMAL, on a one-table queue or, in the rows
   that say they do Docket's writes, on Docket's own tables. Starts, and the processing rates of Docket (with and
   without priorities), its twin and BullMQ, are medians of 3 runs taken in turns, as are the rows with finished runs

@@ -85,7 +85,7 @@ export interface Store<Tx = unknown> {
    * checks `write.run.revision === current.revision + write.history.length` before writing.
    * With `capabilities.asyncTransactions === false`, `plan` must return synchronously.
    * `options.pure` promises that `plan` ignores `tx` and has no side effects, so a store may apply it in one
-   * transaction together with other pure plans (group commit); each plan still sees the row as the plans before it
+   * transaction together with other pure plans (batched commit); each plan still sees the row as the plans before it
    * left it, and a plan that throws rejects only its own call.
    */
   transact<T>(namespace: string, runId: string, plan: TransactPlan<T, Tx>, options?: TransactOptions): Promise<T>;
@@ -278,7 +278,7 @@ export type CreateRunResult =
 
 /** Hints a caller gives `transact`. */
 export interface TransactOptions {
-  /** The plan neither uses `tx` nor has side effects: the store may group it with other pure plans. */
+  /** The plan neither uses `tx` nor has side effects: the store may batch it with other pure plans. */
   pure?: boolean;
 }
 

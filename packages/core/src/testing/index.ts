@@ -1,11 +1,11 @@
 import { describe } from 'vitest';
+import { batchingSuite } from './batching.js';
 import { budgetsSuite } from './budgets.js';
 import { bulkStartsSuite } from './bulk-starts.js';
 import { callbacksSuite } from './callbacks.js';
 import { checksSuite } from './checks.js';
 import { claimsSuite } from './claims.js';
 import { deadlinesSuite } from './deadlines.js';
-import { groupingSuite } from './grouping.js';
 import type { HarnessFactory } from './harness.js';
 import { historySuite } from './history.js';
 import { idempotencySuite } from './idempotency.js';
@@ -47,7 +47,7 @@ export type ConformanceArea =
   | 'idempotency'
   | 'claims'
   | 'transitions'
-  | 'grouping'
+  | 'batching'
   | 'leases'
   | 'rollback'
   | 'history'
@@ -69,7 +69,7 @@ const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> 
   idempotency: idempotencySuite,
   claims: claimsSuite,
   transitions: transitionsSuite,
-  grouping: groupingSuite,
+  batching: batchingSuite,
   leases: leasesSuite,
   rollback: rollbackSuite,
   history: historySuite,

@@ -1,7 +1,7 @@
 import { type CollectRequest, type CollectResult, isExpiredRun, type RunRow, runIdCutoff } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { rowsOf } from './run-writes.js';
+import { rowsOf } from '../writes/run-writes.js';
 
 /**
  * `Store.collect`: deletes terminal runs older than retention whose callbacks are settled (with their history and

@@ -11,8 +11,8 @@ import {
 } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { writeEvent } from './events.js';
-import { rowsOf } from './run-writes.js';
+import { writeEvent } from '../writes/event-writes.js';
+import { rowsOf } from '../writes/run-writes.js';
 
 /**
  * `Store.runCommand`: under an advisory lock on the command id, a stored receipt is answered as it is; otherwise the

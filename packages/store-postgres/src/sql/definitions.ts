@@ -1,7 +1,7 @@
 import { type DefinitionRecord, definitionConflict } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { rowsOf } from './run-writes.js';
+import { rowsOf } from '../writes/run-writes.js';
 
 /** `Store.registerDefinition`: inserts the definition once; another hash under the same identity is a conflict. */
 export async function registerDefinition(ctx: PgContext, definition: DefinitionRecord): Promise<void> {

@@ -15,7 +15,7 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { rowsOf } from './run-writes.js';
+import { rowsOf } from '../writes/run-writes.js';
 
 /** `Store.getRun`. */
 export async function getRun(ctx: PgContext, namespace: string, runId: string): Promise<RunRecord | null> {

@@ -12,7 +12,7 @@ import { rowToSchedule, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/st
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../connection.js';
 import type { PgContext } from '../context.js';
-import { insertRuns, rowsOf } from './run-writes.js';
+import { insertRuns, rowsOf } from '../writes/run-writes.js';
 
 /** Marks that the plan threw nothing. */
 const NO_ERROR = Symbol('no error');

@@ -1,11 +1,54 @@
+import type { RunRow } from '@docket/core/store';
 import { type CollectRequest, type CollectResult, isExpiredRun, runIdCutoff } from '@docket/core/store';
+import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
-import { countMove } from './run-counts.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../statements.js';
+import { countMove } from '../writes/run-counts.js';
+
+/** The statements `collectStatements` prepares. */
+export interface CollectStatements {
+  selectCollectable: Database.Statement<[string, string, string, number], RunRow>;
+  countUnsettled: Database.Statement<[string], { n: number }>;
+  deleteRun: Database.Statement<[string]>;
+  deleteHistory: Database.Statement<[string]>;
+  deleteDeliveredOfRun: Database.Statement<[string]>;
+  deleteDelivered: Database.Statement<[string, number]>;
+  deleteDeadLetters: Database.Statement<[string, number]>;
+  deleteCommands: Database.Statement<[string, number]>;
+  deleteSettledMinutes: Database.Statement<[string, number]>;
+}
+
+/** Retention's statements, prepared once per connection. */
+export function collectStatements(db: Database.Database): CollectStatements {
+  return {
+    // Run ids start with their creation time, so a run last changed before the cutoff was created before it too:
+    // the scan walks the primary key up to the cutoff's id prefix instead of needing an index of its own.
+    selectCollectable: db.prepare<[string, string, string, number], RunRow>(
+      'SELECT * FROM docket_runs WHERE namespace = ? AND run_id > ? AND run_id < ? ORDER BY run_id LIMIT ?',
+    ),
+    countUnsettled: db.prepare<[string], { n: number }>(
+      "SELECT count(*) AS n FROM docket_events WHERE run_id = ? AND status IN ('pending', 'retrying', 'delivering')",
+    ),
+    deleteRun: db.prepare<[string]>('DELETE FROM docket_runs WHERE run_id = ?'),
+    deleteHistory: db.prepare<[string]>('DELETE FROM docket_history WHERE run_id = ?'),
+    deleteDeliveredOfRun: db.prepare<[string]>("DELETE FROM docket_events WHERE run_id = ? AND status = 'delivered'"),
+    deleteDelivered: db.prepare<[string, number]>(
+      "DELETE FROM docket_events WHERE namespace = ? AND status = 'delivered' AND delivered_at < ?",
+    ),
+    deleteDeadLetters: db.prepare<[string, number]>(
+      "DELETE FROM docket_events WHERE namespace = ? AND status = 'dead_letter' AND dead_at < ?",
+    ),
+    deleteCommands: db.prepare<[string, number]>('DELETE FROM docket_commands WHERE namespace = ? AND created_at < ?'),
+    /** Deletes a namespace's settled-per-minute counts before a time. */
+    deleteSettledMinutes: db.prepare<[string, number]>(
+      'DELETE FROM docket_settled_minutes WHERE namespace = ? AND minute < ?',
+    ),
+  };
+}
 
 /**
  * `Store.collect`: deletes what retention allows. Candidates are scanned by run id up to `runIdCutoff`, in the
- * group's transaction.
+ * batch's transaction.
  */
 export function collect(ctx: SqliteContext, request: CollectRequest): Promise<CollectResult> {
   return ctx.write('operator.maintenance.collect', ({ s }) => collectInTransaction(s, request));
@@ -13,21 +56,21 @@ export function collect(ctx: SqliteContext, request: CollectRequest): Promise<Co
 
 function collectInTransaction(s: Statements, request: CollectRequest): CollectResult {
   const cutoff = runIdCutoff(request.runsBefore);
-  const rows = s.selectCollectable.all(request.namespace, request.after ?? '', cutoff, request.limit);
+  const rows = s.collect.selectCollectable.all(request.namespace, request.after ?? '', cutoff, request.limit);
   const counts = { runs: 0, events: 0, deadLetters: 0 };
   for (const row of rows) {
     if (!isExpiredRun(row.status, row.updated_at, request.runsBefore)) continue;
-    if ((s.countUnsettled.get(row.run_id)?.n ?? 0) > 0) continue;
-    counts.events += s.deleteDeliveredOfRun.run(row.run_id).changes;
-    s.deleteHistory.run(row.run_id);
-    s.deleteRun.run(row.run_id);
+    if ((s.collect.countUnsettled.get(row.run_id)?.n ?? 0) > 0) continue;
+    counts.events += s.collect.deleteDeliveredOfRun.run(row.run_id).changes;
+    s.collect.deleteHistory.run(row.run_id);
+    s.collect.deleteRun.run(row.run_id);
     countMove(s, row.namespace, row.task_name, row.task_version, row.status, null);
     counts.runs++;
   }
-  counts.events += s.deleteDelivered.run(request.namespace, request.runsBefore).changes;
-  counts.deadLetters += s.deleteDeadLetters.run(request.namespace, request.deadLettersBefore).changes;
-  s.deleteCommands.run(request.namespace, request.runsBefore);
-  s.deleteSettledMinutes.run(request.namespace, request.runsBefore);
+  counts.events += s.collect.deleteDelivered.run(request.namespace, request.runsBefore).changes;
+  counts.deadLetters += s.collect.deleteDeadLetters.run(request.namespace, request.deadLettersBefore).changes;
+  s.collect.deleteCommands.run(request.namespace, request.runsBefore);
+  s.collect.deleteSettledMinutes.run(request.namespace, request.runsBefore);
   const next = rows.length === request.limit ? (rows.at(-1)?.run_id ?? null) : null;
   return { ...counts, next };
 }

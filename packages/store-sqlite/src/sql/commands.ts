@@ -8,9 +8,9 @@ import {
   rowToRun,
 } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
-import { writeEvent } from './events.js';
-import { applyWrite } from './settle.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../statements.js';
+import { writeEvent } from '../writes/event-writes.js';
+import { applyWrite } from '../writes/run-writes.js';
 
 function commandInTransaction<T extends Json>(
   s: Statements,

@@ -2,20 +2,42 @@ import {
   type CallbackEventRecord,
   checkEventWrite,
   type EventPlan,
+  type EventRow,
   type EventSelectRequest,
   eventParams,
   type ListEventsRequest,
   rowToEvent,
 } from '@docket/core/store';
+import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
-import { NEWEST } from './reads.js';
-import type { Statements } from './statements.js';
+import { NEWEST_ID, type Statements } from '../statements.js';
+import { writeEvent } from '../writes/event-writes.js';
 
-/** Writes an event row if its stored revision is still `current`'s. */
-export function writeEvent(s: Statements, current: CallbackEventRecord, next: CallbackEventRecord): void {
-  checkEventWrite(current, next);
-  const changed = s.updateEvent.run({ ...eventParams(next), expected_revision: current.revision }).changes;
-  if (changed !== 1) throw new Error(`internal: event ${current.eventId} moved during its transaction`);
+/** The statements `eventStatements` prepares. */
+export interface EventStatements {
+  selectDueEvents: Database.Statement<[string, number, number], EventRow>;
+  selectAbandonedEvents: Database.Statement<[string, number, number], EventRow>;
+  listEvents: Database.Statement<[string, string, string, number], EventRow>;
+}
+
+/** The callback events' own statements, prepared once per connection. */
+export function eventStatements(db: Database.Database): EventStatements {
+  return {
+    /** Due pending or retrying events of a namespace, earliest first. */
+    selectDueEvents: db.prepare<[string, number, number], EventRow>(
+      `SELECT * FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = ? AND status IN ('pending', 'retrying') AND due_at <= ? ORDER BY due_at LIMIT ?`,
+    ),
+    /** Deliveries whose lease expired. */
+    selectAbandonedEvents: db.prepare<[string, number, number], EventRow>(
+      `SELECT * FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at LIMIT ?`,
+    ),
+    /** Events of a status, newest first below a cursor. */
+    listEvents: db.prepare<[string, string, string, number], EventRow>(
+      'SELECT * FROM docket_events WHERE namespace = ? AND status = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?',
+    ),
+  };
 }
 
 /** Selects due and abandoned callback events of the given tasks and kinds, and writes core's claim for each. */
@@ -25,8 +47,8 @@ function claimInTransaction(s: Statements, request: EventSelectRequest): Callbac
       (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
     );
   const rows = [
-    ...s.selectDueEvents.all(request.namespace, request.now, request.limit * 4),
-    ...s.selectAbandonedEvents.all(request.namespace, request.now, request.limit),
+    ...s.events.selectDueEvents.all(request.namespace, request.now, request.limit * 4),
+    ...s.events.selectAbandonedEvents.all(request.namespace, request.now, request.limit),
   ];
   const written: CallbackEventRecord[] = [];
   for (const row of rows) {
@@ -53,7 +75,7 @@ function transactInTransaction<T>(s: Statements, namespace: string, eventId: str
   return value;
 }
 
-/** `Store.claimEvents`: due and abandoned events of the wanted tasks and kinds, claimed in the group's transaction. */
+/** `Store.claimEvents`: due and abandoned events of the wanted tasks and kinds, claimed in the batch's transaction. */
 export function claimEvents(ctx: SqliteContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
   return ctx.write('store.claimEvents', ({ s }) => claimInTransaction(s, request));
 }
@@ -71,6 +93,8 @@ export function transactEvent<T>(
 /** `Store.listEvents`: events in one status, newest first, below a cursor. */
 export function listEvents(ctx: SqliteContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
   return ctx.read('store.listEvents', ({ s }) =>
-    s.listEvents.all(request.namespace, request.status, request.before ?? NEWEST, request.limit).map(rowToEvent),
+    s.events.listEvents
+      .all(request.namespace, request.status, request.before ?? NEWEST_ID, request.limit)
+      .map(rowToEvent),
   );
 }

@@ -2,16 +2,120 @@ import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
   countCallbacks,
   countCallbacksByRun,
+  type HistoryRow,
   type ListRunsRequest,
+  RUN_COLUMNS,
   type RunRecord,
+  type RunRow,
   type RunStatsAnswer,
   type RunStatsRequest,
   rowToHistory,
   rowToRun,
+  runRowOf,
   type SettledMinute,
   type SettledRequest,
 } from '@docket/core/store';
+import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
+import { NEWEST_ID } from '../statements.js';
+
+/** The named parameters of the `runStats` statements. */
+export interface StatsParams {
+  namespace: string;
+  task: string | null;
+  now: number;
+}
+
+/** The statements `readStatements` prepares. */
+export interface ReadStatements {
+  selectHistory: Database.Statement<[string], HistoryRow>;
+  countEvents: Database.Statement<[string, string], { status: string; n: number }>;
+  countEventsOf: Database.Statement<[string, string], { run_id: string; status: string; n: number }>;
+  statsCounts: Database.Statement<
+    [StatsParams],
+    { task_name: string; task_version: string; status: string; n: number }
+  >;
+  statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
+  statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
+  settledMinutes: Database.Statement<[string, number], { minute: number; n: number }>;
+  listRuns: (
+    namespace: string,
+    taskName: string | null,
+    status: string | null,
+    before: string,
+    limit: number,
+  ) => RunRow[];
+}
+
+/** The reads' statements, prepared once per connection; every one on a hot path is served by an index. */
+export function readStatements(db: Database.Database): ReadStatements {
+  // Parked and finished runs from the counts the store keeps (`../writes/run-counts.ts`); pending and retrying runs
+  // from the claim index, running and pausing ones from the lease index: both as small as the runs not finished.
+  const task = '(@task IS NULL OR task_name = @task)';
+  return {
+    selectHistory: db.prepare<[string], HistoryRow>('SELECT * FROM docket_history WHERE run_id = ? ORDER BY seq'),
+    countEvents: db.prepare<[string, string], { status: string; n: number }>(
+      'SELECT status, count(*) AS n FROM docket_events WHERE run_id = ? AND namespace = ? GROUP BY status',
+    ),
+    /** `callbackCountsOf`: events by run and status of the runs in a JSON array of ids. */
+    countEventsOf: db.prepare<[string, string], { run_id: string; status: string; n: number }>(
+      `SELECT run_id, status, count(*) AS n FROM docket_events
+       WHERE run_id IN (SELECT value FROM json_each(?)) AND namespace = ? GROUP BY run_id, status`,
+    ),
+    /** `runStats`: the kept run counts and the unfinished runs by index (`@task`: a task or NULL). */
+    statsCounts: db.prepare<[StatsParams], { task_name: string; task_version: string; status: string; n: number }>(
+      `SELECT task_name, task_version, status, n FROM docket_run_counts WHERE namespace = @namespace AND ${task} AND n > 0
+       UNION ALL
+       SELECT task_name, task_version, status, count(*) FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = @namespace AND ${task} AND claim_due_at IS NOT NULL AND status IN ('pending', 'retrying')
+       GROUP BY task_name, task_version, status
+       UNION ALL
+       SELECT task_name, task_version, status, count(*) FROM docket_runs INDEXED BY docket_runs_lease
+       WHERE namespace = @namespace AND ${task} AND lease_expires_at IS NOT NULL AND status IN ('running', 'pausing')
+       GROUP BY task_name, task_version, status`,
+    ),
+    statsDeadLetters: db.prepare<[StatsParams], { n: number }>(
+      `SELECT count(*) AS n FROM docket_events INDEXED BY docket_events_due
+       WHERE namespace = @namespace AND status = 'dead_letter' AND ${task}`,
+    ),
+    statsOldestDue: db.prepare<[StatsParams], { due: number | null }>(
+      `SELECT min(claim_due_at) AS due FROM docket_runs INDEXED BY docket_runs_claim_priority
+       WHERE namespace = @namespace AND ${task} AND claim_due_at IS NOT NULL AND claim_due_at <= @now`,
+    ),
+    /** The runs settled per minute of a namespace from `since` on. */
+    settledMinutes: db.prepare<[string, number], { minute: number; n: number }>(
+      'SELECT minute, n FROM docket_settled_minutes WHERE namespace = ? AND minute >= ? ORDER BY minute',
+    ),
+    listRuns: runListing(db),
+  };
+}
+
+/**
+ * Lists runs newest first below `before`, filtered by task name and status when given (raw rows; a statement cached
+ * per filter).
+ */
+function runListing(db: Database.Database): ReadStatements['listRuns'] {
+  const statements = new Map<string, Database.Statement>();
+  return (namespace: string, taskName: string | null, status: string | null, before: string, limit: number) => {
+    const key = `${taskName !== null}:${status !== null}`;
+    let statement = statements.get(key);
+    if (!statement) {
+      const where = ['namespace = @namespace', 'run_id < @before'];
+      if (taskName !== null) where.push('task_name = @task_name');
+      if (status !== null) where.push('status = @status');
+      statement = db
+        .prepare(
+          `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
+        )
+        .raw(true);
+      statements.set(key, statement);
+    }
+    const params: Record<string, unknown> = { namespace, before, limit };
+    if (taskName !== null) params.task_name = taskName;
+    if (status !== null) params.status = status;
+    return (statement.all(params) as unknown[][]).map(runRowOf);
+  };
+}
 
 /** `Store.getRun`. */
 export function getRun(ctx: SqliteContext, namespace: string, runId: string): Promise<RunRecord | null> {
@@ -29,14 +133,14 @@ export function getRun(ctx: SqliteContext, namespace: string, runId: string): Pr
 export function getHistory(ctx: SqliteContext, namespace: string, runId: string): Promise<HistoryEntry[]> {
   return ctx.read(
     'store.getHistory',
-    ({ s }) => (s.selectRun.get(namespace, runId) ? s.selectHistory.all(runId).map(rowToHistory) : []),
+    ({ s }) => (s.selectRun.get(namespace, runId) ? s.reads.selectHistory.all(runId).map(rowToHistory) : []),
     runId,
   );
 }
 
 /** `Store.callbackCounts`: a run's callback events, counted as `RunInfo.callbacks` shows them. */
 export function callbackCounts(ctx: SqliteContext, namespace: string, runId: string): Promise<CallbackCounts> {
-  return ctx.read('store.callbackCounts', ({ s }) => countCallbacks(s.countEvents.all(runId, namespace)), runId);
+  return ctx.read('store.callbackCounts', ({ s }) => countCallbacks(s.reads.countEvents.all(runId, namespace)), runId);
 }
 
 /** `Store.callbackCountsOf`: one statement for a page of runs. */
@@ -46,7 +150,7 @@ export function callbackCountsOf(
   runIds: readonly string[],
 ): Promise<CallbackCounts[]> {
   return ctx.read('store.callbackCountsOf', ({ s }) =>
-    countCallbacksByRun(runIds, s.countEventsOf.all(JSON.stringify(runIds), namespace)),
+    countCallbacksByRun(runIds, s.reads.countEventsOf.all(JSON.stringify(runIds), namespace)),
   );
 }
 
@@ -55,14 +159,14 @@ export function runStats(ctx: SqliteContext, request: RunStatsRequest): Promise<
   return ctx.read('store.runStats', ({ s }) => {
     const { namespace, taskName, now } = request;
     const params = { namespace, task: taskName, now };
-    const counts = s.statsCounts.all(params).map((row) => ({
+    const counts = s.reads.statsCounts.all(params).map((row) => ({
       taskName: row.task_name,
       taskVersion: row.task_version,
       status: row.status as RunStatus,
       count: Number(row.n),
     }));
-    const deadLetters = Number(s.statsDeadLetters.get(params)?.n ?? 0);
-    const due = s.statsOldestDue.get(params)?.due ?? null;
+    const deadLetters = Number(s.reads.statsDeadLetters.get(params)?.n ?? 0);
+    const due = s.reads.statsOldestDue.get(params)?.due ?? null;
     return { counts, deadLetters, oldestDueAt: due === null ? null : Number(due) };
   });
 }
@@ -70,20 +174,17 @@ export function runStats(ctx: SqliteContext, request: RunStatsRequest): Promise<
 /** `Store.settledPerMinute`: the per-minute counters from the minute holding `since`. */
 export function settledPerMinute(ctx: SqliteContext, request: SettledRequest): Promise<SettledMinute[]> {
   return ctx.read('store.settledPerMinute', ({ s }) =>
-    s.settledMinutes
+    s.reads.settledMinutes
       .all(request.namespace, request.since - (request.since % 60_000))
       .map((row) => ({ minute: Number(row.minute), count: Number(row.n) })),
   );
 }
 
-/** Above every id: a listing from the newest. */
-export const NEWEST = '\uffff';
-
 /** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
 export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
   return ctx.read('store.listRuns', ({ s }) =>
-    s
-      .listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST, request.limit)
+    s.reads
+      .listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST_ID, request.limit)
       .map(rowToRun),
   );
 }

@@ -9,7 +9,7 @@ import type {
 import { rowToSchedule, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
-import { countMove } from './run-counts.js';
+import { countMove } from '../writes/run-counts.js';
 
 /** The schedule statements of one connection, prepared on first use. */
 const prepared = new WeakMap<Database.Database, Map<string, Database.Statement>>();
@@ -39,7 +39,7 @@ const LIST = 'SELECT * FROM docket_schedules WHERE namespace = ? AND schedule_id
 
 /**
  * `Store.transactSchedule`: core's plan with the schedule row and the command's receipt, then the plan's writes
- * (the schedule, its slots' runs whose keys are free, the receipt) in the group's transaction.
+ * (the schedule, its slots' runs whose keys are free, the receipt) in the batch's transaction.
  */
 export function transactSchedule<T>(
   ctx: SqliteContext,

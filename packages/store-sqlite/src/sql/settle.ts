@@ -11,34 +11,15 @@ import {
   type TransactOptions,
   type TransactPlan,
 } from '@docket/core/store';
+import { BatchAbort } from '../commit-batcher.js';
 import type { OpenConnection, SqliteContext } from '../context.js';
-import { GroupAbort } from '../group-commit.js';
 import type { SqliteTransaction } from '../options.js';
-import { countMove, countSettle } from './run-counts.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../statements.js';
+import { countMove, countSettle } from '../writes/run-counts.js';
+import { applyWrite, tryApplyWrite } from '../writes/run-writes.js';
 
 /**
- * Applies one conditional run write: the row updated only if it is still `current` (see `Statements.updateRun`), then
- * its history and events, and the counts of `operator.stats()` when the run moves into or out of a counted status,
- * and its minute's count when it settles. Answers `false`, having written nothing, when the row moved.
- */
-export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite): boolean {
-  checkWrite(current, write);
-  if (!s.updateRun(current, runChanges(current, write.run))) return false;
-  countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
-  countSettle(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
-  for (const entry of write.history) s.insertHistory(write.run.runId, entry);
-  for (const event of write.events) s.insertEvent.run(eventParams(event));
-  return true;
-}
-
-/** `tryApplyWrite` for a row read in the same transaction, where a moved row is a bug. */
-export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
-  if (!tryApplyWrite(s, current, write)) throw new Error(`internal: run ${current.runId} moved during its transaction`);
-}
-
-/**
- * `Store.transact`. A pure plan goes to `transactPure`. Otherwise, inside the group's transaction, better-sqlite3
+ * `Store.transact`. A pure plan goes to `transactPure`. Otherwise, inside the batch's transaction, better-sqlite3
  * turns this drizzle transaction into a SAVEPOINT: the plan and its effect get a real drizzle transaction, and a throw
  * rolls back only this run's writes. A plan that returns a promise is refused: SQLite transactions are synchronous.
  */
@@ -77,7 +58,7 @@ export function transact<T>(
 
 /**
  * A pure plan (it ignores `tx` and has no effect): no drizzle transaction and no savepoint (the plan decides before
- * anything is written; a write that fails half-way rolls back the group, see `GroupAbort`). For a run this store last
+ * anything is written; a write that fails half-way rolls back the batch, see `BatchAbort`). For a run this store last
  * wrote with a lease (one its workers execute, see `KnownRuns`), the plan is decided on the remembered row and
  * written with the row's guard, without reading and decoding the row first; if the guard fails, or the plan wrote
  * nothing or threw on the remembered row, the row is read and the plan decides again.
@@ -132,12 +113,12 @@ function transactPure<T>(
     );
 }
 
-/** Runs the writes of an item without a savepoint: a throw rolls back its group (`GroupAbort`). */
+/** Runs the writes of an item without a savepoint: a throw rolls back its batch (`BatchAbort`). */
 function writeOrAbort<T>(writes: () => T): T {
   try {
     return writes();
   } catch (error) {
-    throw new GroupAbort(error);
+    throw new BatchAbort(error);
   }
 }
 

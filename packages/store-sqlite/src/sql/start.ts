@@ -10,11 +10,24 @@ import { planStarts, rowToRun } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { storageFailure } from '../errors.js';
-import { countMove } from './run-counts.js';
+import { countMove } from '../writes/run-counts.js';
+
+/** The statements `startStatements` prepares. */
+export interface StartStatements {
+  countRuns: Database.Statement<[string], { n: number }>;
+}
+
+/** The start's own statements (the run and history inserts are shared: `../statements.ts`). */
+export function startStatements(db: Database.Database): StartStatements {
+  return {
+    /** The number of runs of a namespace, for `maxRuns`. */
+    countRuns: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM docket_runs WHERE namespace = ?'),
+  };
+}
 
 /**
  * `Store.createRun`: the run and its first history entry, unless its idempotency key names a run already or the
- * namespace is at `maxRuns`. In the group's transaction, so the check and the insert are one atomic step.
+ * namespace is at `maxRuns`. In the batch's transaction, so the check and the insert are one atomic step.
  */
 export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promise<CreateRunResult> {
   const { run } = request;
@@ -25,7 +38,7 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
         const existing = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
         if (existing) return { kind: 'existing', run: rowToRun(existing) };
       }
-      if (request.maxRuns !== null && (s.countRuns.get(run.namespace)?.n ?? 0) >= request.maxRuns) {
+      if (request.maxRuns !== null && (s.start.countRuns.get(run.namespace)?.n ?? 0) >= request.maxRuns) {
         return { kind: 'capacity' };
       }
       s.insertRun(run);
@@ -39,7 +52,7 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
 
 /**
  * `Store.createRuns`: reads the runs the keys name, lets core's `planStarts` decide, and inserts the new runs with
- * their first history entries, all in the group's transaction (one savepoint: all of them or none). With `tx`, the
+ * their first history entries, all in the batch's transaction (one savepoint: all of them or none). With `tx`, the
  * same synchronously inside the application's open transaction instead (see `inApplicationTransaction`).
  */
 export function createRuns(ctx: SqliteContext, request: CreateRunsRequest): Promise<CreateRunsResult> {
@@ -59,7 +72,8 @@ function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): Creat
   const plan = planStarts(request.runs, existing);
   if (plan.kind !== 'ok') return plan;
   if (request.maxRuns !== null && first !== undefined && plan.insert.length > 0) {
-    if ((s.countRuns.get(first.namespace)?.n ?? 0) + plan.insert.length > request.maxRuns) return { kind: 'capacity' };
+    if ((s.start.countRuns.get(first.namespace)?.n ?? 0) + plan.insert.length > request.maxRuns)
+      return { kind: 'capacity' };
   }
   for (const index of plan.insert) {
     const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];

@@ -16,7 +16,7 @@ export interface BatcherOptions {
 }
 
 /**
- * Group commit for an asynchronous store: calls queued in the same turn of the event loop, and calls queued while
+ * Batched commit for an asynchronous store: calls queued in the same turn of the event loop, and calls queued while
  * earlier batches are in flight, run as one batch (one transaction) of distinct keys; two batches in flight never
  * share a key, so the calls of one key run one after the other, in order. `run` settles every item of
  * its batch itself (resolve or reject) and never throws. Under light load a batch holds one call and adds no wait;

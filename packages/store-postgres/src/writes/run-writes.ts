@@ -14,10 +14,10 @@ import {
   runParams,
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
-import { notifyText } from '../fast/prepared-calls.js';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
-import { type Column, columnList, columnsOf, compactRows, recordset } from './recordsets.js';
-import { Params, type Statement, toSql } from './statement.js';
+import { notifyText } from '../wire/prepared-calls.js';
+import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
+import { Params, type Statement, toSql } from '../wire/statement.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
 export interface Executor {
@@ -91,17 +91,63 @@ export function runWritesStatement(
     claimedFirst,
   }: { allLocked?: boolean; skipLocked?: boolean; claimedFirst?: PlainClaim } = {},
 ): Statement {
+  // With `claimedFirst`, every write's first entry is that plain claim's, which the statement writes itself.
+  const w = gatherWrites(writes, claimedFirst === undefined ? 0 : 1);
+  const params = new Params();
+  const v = compactRows(
+    params,
+    writes.length,
+    recordColumns(claimedFirst !== undefined, w.folded, w.columns),
+    'v',
+    ['run_id'],
+    writeValueOf(writes, w),
+  );
+  const parts = [updateRunsPart(tables, writes, params, v, w, skipLocked, claimedFirst !== undefined)];
+  if (claimedFirst !== undefined) {
+    const { at, actor } = claimedFirst;
+    parts.push(`c AS (INSERT INTO ${tables.history} (run_id, seq, at, from_status, to_status, reason, actor, detail)
+        SELECT run_id, claimed_seq, ${params.add(at, 'text')}, claimed_from, 'running', 'CLAIMED',
+          ${params.add(actor, 'text')}, NULL FROM u)`);
+  }
+  const history = historyPart(tables, params, w);
+  if (history !== null) parts.push(history);
+  if (w.events.length > 0) {
+    parts.push(`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
+        SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(params, docketEvents, w.events, 'x')}
+        WHERE x.run_id IN (SELECT run_id FROM u) ON CONFLICT (event_id) DO NOTHING)`);
+  }
+  const answer = allLocked
+    ? `SELECT NULL AS run_id FROM (SELECT CASE WHEN count(*) = ${params.add(writes.length, 'integer')}
+          THEN NULL ELSE 1 / (count(*) - count(*)) END AS failed FROM u) AS guard WHERE guard.failed IS NOT NULL`
+    : 'SELECT run_id FROM u';
+  return { text: `WITH ${parts.join(', ')} ${answer}`, params: params.values };
+}
+
+/** What a batch of run writes changes, gathered in one pass: the deltas, their columns, the entries and events. */
+interface GatheredWrites {
+  /** Each write's changed columns (`runChanges`). */
+  deltas: Partial<RunRow>[];
+  /** Every column some write changes, `run_id` left out. */
+  columns: (keyof RunRow)[];
+  /** The history entries to insert, in order (beyond a plain claim's first entry). */
+  history: Record<string, unknown>[];
+  /** The callback events to insert. */
+  events: object[];
+  /**
+   * Whether every write brings exactly one more entry (most batches: a claim, a settle, a claim and its settle): then
+   * that entry travels in the write's own recordset row and is inserted from what the update returned, with no second
+   * recordset to parse and no join to find the rows that landed; `history[w]` is write w's one entry.
+   */
+  folded: boolean;
+}
+
+/** Checks each write against its row and gathers what the batch changes (`GatheredWrites`). */
+function gatherWrites(writes: readonly PendingWrite[], skip: number): GatheredWrites {
   const deltas: Partial<RunRow>[] = [];
   const changed = new Set<keyof RunRow>();
   const events: object[] = [];
-  // With `claimedFirst`, every write's first entry is that plain claim's, which the statement writes itself.
-  const skip = claimedFirst === undefined ? 0 : 1;
-  // When every write brings exactly one more entry (most batches: a claim, a settle, a claim and its settle), that
-  // entry travels in the write's own recordset row and is inserted from what the update returned: no second recordset
-  // to parse and no join to find the rows that landed. Folded, `history[w]` is write w's one entry; otherwise the
-  // entries, in order, go to a recordset of their own.
-  let folded = writes.length > 0;
   const history: Record<string, unknown>[] = [];
+  let folded = writes.length > 0;
   for (let w = 0; w < writes.length; w++) {
     const { current, write } = writes[w] as PendingWrite;
     checkWrite(current, write);
@@ -116,10 +162,16 @@ export function runWritesStatement(
     for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
   }
   changed.delete('run_id');
-  const columns = [...changed];
-  // Each write's values, read where they are (no row object per write): its id, the guard's expected values, the
-  // claimed-from status, its folded history entry, then each changed column from its delta, or as its record holds it.
-  const writeValue = (index: number, column: string): unknown => {
+  return { deltas, columns: [...changed], history, events, folded };
+}
+
+/**
+ * Each write's values in its recordset row, read where they are (no row object per write): its id, the guard's
+ * expected values, the claimed-from status, its folded history entry, then each changed column from its delta, or as
+ * its record holds it.
+ */
+function writeValueOf(writes: readonly PendingWrite[], w: GatheredWrites): (index: number, column: string) => unknown {
+  return (index, column) => {
     const { current, write } = writes[index] as PendingWrite;
     switch (column) {
       case 'run_id':
@@ -133,77 +185,67 @@ export function runWritesStatement(
       case 'claimed_from':
         return current.status;
       default: {
-        if (column.startsWith(ENTRY_PREFIX)) return history[index]?.[column.slice(ENTRY_PREFIX.length)];
-        const delta = deltas[index] as Partial<RunRow>;
+        if (column.startsWith(ENTRY_PREFIX)) return w.history[index]?.[column.slice(ENTRY_PREFIX.length)];
+        const delta = w.deltas[index] as Partial<RunRow>;
         return column in delta ? delta[column as keyof RunRow] : runColumn(write.run, column as keyof RunRow);
       }
     }
   };
-  const params = new Params();
-  const v = compactRows(
-    params,
-    writes.length,
-    recordColumns(claimedFirst !== undefined, folded, columns),
-    'v',
-    ['run_id'],
-    writeValue,
-  );
+}
+
+/** The guarded `UPDATE` of the runs (CTE `u`), answering what the history inserts after it need. */
+function updateRunsPart(
+  tables: Tables,
+  writes: readonly PendingWrite[],
+  params: Params,
+  v: { column(name: string): string; from: string },
+  w: GatheredWrites,
+  skipLocked: boolean,
+  claimed: boolean,
+): string {
   // A write that changes nothing still checks the row (a no-op SET keeps the statement valid).
-  const sets = columns.length === 0 ? '"revision" = r."revision"' : listOf(columns, (c) => `"${c}" = ${v.column(c)}`);
+  const sets =
+    w.columns.length === 0 ? '"revision" = r."revision"' : listOf(w.columns, (c) => `"${c}" = ${v.column(c)}`);
   // The ids as one array besides the join: with `run_id = ANY(...)` the planner looks rows up by the primary key
   // instead of hashing the whole table against the recordset (whose size it cannot estimate).
   const runIds: string[] = new Array(writes.length);
-  for (let w = 0; w < writes.length; w++) runIds[w] = (writes[w] as PendingWrite).current.runId;
+  for (let i = 0; i < writes.length; i++) runIds[i] = (writes[i] as PendingWrite).current.runId;
   const ids = params.add(runIds, 'text[]');
   // With `skipLocked`, rows another transaction holds are left alone instead of waited for: it is moving them.
   const which = skipLocked
     ? `r.run_id IN (SELECT run_id FROM ${tables.runs} WHERE run_id = ANY(${ids}) FOR UPDATE SKIP LOCKED)`
     : `r.run_id = ANY(${ids})`;
   const returning = ['r.run_id'];
-  if (claimedFirst !== undefined) {
+  if (claimed) {
     returning.push(
       `${v.column('expected_revision')} + 1 AS claimed_seq`,
       `${v.column('claimed_from')} AS claimed_from`,
     );
   }
-  if (folded) for (const c of ENTRY_COLUMNS) returning.push(`${v.column(c.name)} AS "${c.name}"`);
-  const parts = [
-    `u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
+  if (w.folded) for (const c of ENTRY_COLUMNS) returning.push(`${v.column(c.name)} AS "${c.name}"`);
+  return `u AS (UPDATE ${tables.runs} AS r SET ${sets} FROM ${v.from}
         WHERE ${which} AND r.run_id = v.run_id
           AND r.revision = ${v.column('expected_revision')}
           AND r.lease_expires_at IS NOT DISTINCT FROM ${v.column('expected_lease_expires_at')}
           AND r.model_calls_used = ${v.column('expected_model_calls_used')}
-        RETURNING ${returning.join(', ')})`,
-  ];
-  if (claimedFirst !== undefined) {
-    const { at, actor } = claimedFirst;
-    parts.push(`c AS (INSERT INTO ${tables.history} (run_id, seq, at, from_status, to_status, reason, actor, detail)
-        SELECT run_id, claimed_seq, ${params.add(at, 'text')}, claimed_from, 'running', 'CLAIMED',
-          ${params.add(actor, 'text')}, NULL FROM u)`);
+        RETURNING ${returning.join(', ')})`;
+}
+
+/** The history insert (CTE `h`): from the update's answer when folded, else from a recordset of its own. */
+function historyPart(tables: Tables, params: Params, w: GatheredWrites): string | null {
+  if (w.folded) {
+    return `h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
+        SELECT u.run_id, ${ENTRY_SELECT} FROM u)`;
   }
-  if (folded) {
-    parts.push(`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT u.run_id, ${ENTRY_SELECT} FROM u)`);
-  } else if (history.length > 0) {
-    const x = compactRows(params, history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
-      return (history[index] as Record<string, unknown>)[column];
-    });
-    const values = columnsOf(docketHistory)
-      .map((c) => x.column(c.name))
-      .join(', ');
-    parts.push(`h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`);
-  }
-  if (events.length > 0) {
-    parts.push(`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
-        SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(params, docketEvents, events, 'x')}
-        WHERE x.run_id IN (SELECT run_id FROM u) ON CONFLICT (event_id) DO NOTHING)`);
-  }
-  const answer = allLocked
-    ? `SELECT NULL AS run_id FROM (SELECT CASE WHEN count(*) = ${params.add(writes.length, 'integer')}
-          THEN NULL ELSE 1 / (count(*) - count(*)) END AS failed FROM u) AS guard WHERE guard.failed IS NOT NULL`
-    : 'SELECT run_id FROM u';
-  return { text: `WITH ${parts.join(', ')} ${answer}`, params: params.values };
+  if (w.history.length === 0) return null;
+  const x = compactRows(params, w.history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
+    return (w.history[index] as Record<string, unknown>)[column];
+  });
+  const values = columnsOf(docketHistory)
+    .map((c) => x.column(c.name))
+    .join(', ');
+  return `h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
+        SELECT ${values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`;
 }
 
 const RUN_ID: Column = { name: 'run_id', type: 'text' };

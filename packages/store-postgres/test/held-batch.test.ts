@@ -2,7 +2,7 @@ import { createQueue } from '@docket/core';
 import { KnownRuns, planClaim, type RunRecord, transition } from '@docket/core/store';
 import { memoryStore } from '@docket/core/testing';
 import { describe, expect, it } from 'vitest';
-import { HeldClaims } from '../src/fast/held-claims.js';
+import { HeldClaims } from '../src/sql/claim/held-claims.js';
 
 const ACTOR = 'worker:w';
 
@@ -21,7 +21,7 @@ async function pendingRuns(n: number): Promise<RunRecord[]> {
   return runs;
 }
 
-/** Holds claims of `n` fresh runs in one group, as the store does after its locking select. */
+/** Holds claims of `n` fresh runs in one batch, as the store does after its locking select. */
 async function holdClaims(n: number) {
   const held = new HeldClaims();
   const known = new KnownRuns();
@@ -31,7 +31,7 @@ async function holdClaims(n: number) {
     return { current, write };
   });
   const ids = writes.map((w) => w.current.runId) as [string, string];
-  return { held, known, group: held.hold(writes), claimed: writes.map((w) => w.write.run), ids };
+  return { held, known, batch: held.hold(writes), claimed: writes.map((w) => w.write.run), ids };
 }
 
 /** Core's pure plan for a page that ended, with `value` as its answer. */
@@ -43,9 +43,9 @@ const ended =
     return { write: { run: decision.run, history: [decision.history], events: decision.events }, value };
   };
 
-describe('a held claim group', () => {
+describe('a held claim batch', () => {
   it('folds a pure plan into the claim: one write from the selected row, with both entries, answered at commit', async () => {
-    const { held, known, group, ids } = await holdClaims(2);
+    const { held, known, batch, ids } = await holdClaims(2);
     const [a0, b0] = ids;
     const answer = held.fuse('default', a0, ended());
     expect(answer).toBeInstanceOf(Promise);
@@ -53,7 +53,7 @@ describe('a held claim group', () => {
     void answer?.then(() => {
       settled = true;
     });
-    const [a, b] = held.close(group);
+    const [a, b] = held.close(batch);
     expect(a?.current.status).toBe('pending');
     expect(a?.write.run.status).toBe('success');
     expect(a?.write.history.map((entry) => [entry.seq, entry.reason])).toEqual([
@@ -64,32 +64,32 @@ describe('a held claim group', () => {
     expect(b?.write.history.map((entry) => entry.reason)).toEqual(['CLAIMED']);
     await Promise.resolve();
     expect(settled).toBe(false);
-    held.committed(group, known);
+    held.committed(batch, known);
     expect(await answer).toBe('ended');
     // The settled run holds no lease, so it is forgotten; the one still running is remembered as claimed.
     expect(known.get('default', a0)).toBeUndefined();
     expect(known.get('default', b0)?.status).toBe('running');
     expect(held.ended(a0)).toBeUndefined();
-    await group.done;
+    await batch.done;
   });
 
   it('chains plans: a lease renewal and then the settle are both decided on the run as the plan before left it', async () => {
-    const { held, known, group, ids } = await holdClaims(1);
+    const { held, known, batch, ids } = await holdClaims(1);
     const renewed = held.fuse('default', ids[0], (_tx, current: RunRecord | null) => ({
       write: { run: { ...current!, lease: { ...current!.lease!, expiresAt: 99_999 } }, history: [], events: [] },
       value: 'renewed',
     }));
     const settle = held.fuse('default', ids[0], ended());
-    const [a] = held.close(group);
+    const [a] = held.close(batch);
     expect(a?.write.run.status).toBe('success');
     expect(a?.write.run.revision).toBe(3);
-    held.committed(group, known);
+    held.committed(batch, known);
     expect(await renewed).toBe('renewed');
     expect(await settle).toBe('ended');
   });
 
-  it('leaves to the ordinary path every plan it cannot fold, and every call once the group is closed', async () => {
-    const { held, known, group, ids } = await holdClaims(1);
+  it('leaves to the ordinary path every plan it cannot fold, and every call once the batch is closed', async () => {
+    const { held, known, batch, ids } = await holdClaims(1);
     const a = ids[0];
     expect(held.fuse('default', 'missing', ended())).toBeUndefined();
     expect(held.fuse('other', a, ended())).toBeUndefined();
@@ -106,23 +106,23 @@ describe('a held claim group', () => {
       value: 1,
     });
     expect(held.fuse('default', a, skipping)).toBeUndefined();
-    const [write] = held.close(group);
+    const [write] = held.close(batch);
     expect(write?.write.history).toHaveLength(1);
     expect(held.fuse('default', a, ended())).toBeUndefined();
-    expect(held.ended(a)).toBe(group.done);
-    held.committed(group, known);
-    await group.done;
+    expect(held.ended(a)).toBe(batch.done);
+    held.committed(batch, known);
+    await batch.done;
   });
 
   it("rejects the folded plans with the transaction's error when it fails, and forgets the runs", async () => {
-    const { held, known, group, claimed, ids } = await holdClaims(2);
+    const { held, known, batch, claimed, ids } = await holdClaims(2);
     const [a, b] = ids;
     for (const run of claimed) known.committed(run);
     const answer = held.fuse('default', a, ended());
-    held.close(group);
-    held.failed(group, known, (runId) => new Error(`lost ${runId}`));
+    held.close(batch);
+    held.failed(batch, known, (runId) => new Error(`lost ${runId}`));
     await expect(answer).rejects.toThrow(`lost ${a}`);
-    await group.done;
+    await batch.done;
     expect(known.get('default', a)).toBeUndefined();
     expect(known.get('default', b)).toBeUndefined();
     expect(held.ended(b)).toBeUndefined();

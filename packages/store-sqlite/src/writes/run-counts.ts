@@ -1,4 +1,4 @@
-import type { Statements } from './statements.js';
+import type { Statements } from '../statements.js';
 
 /**
  * The statuses whose runs `docket_run_counts` counts: parked (waiting, blocked, paused) and finished (success,
@@ -15,10 +15,10 @@ export const COUNTED_STATUSES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The count changes of one group transaction (see `group-commit.ts`), added up in memory and written with one
- * statement per changed count just before the COMMIT, instead of one upsert per run: a group that settles 256 runs
+ * The count changes of one batch transaction (see `commit-batcher.ts`), added up in memory and written with one
+ * statement per changed count just before the COMMIT, instead of one upsert per run: a batch that settles 256 runs
  * of one task writes two rows (its finished count, its minute) where it wrote 512. The changes of an item rolled back
- * to its savepoint are dropped with it, those of an aborted group with the group. Outside a group (a start in the
+ * to its savepoint are dropped with it, those of an aborted batch with the batch. Outside a batch (a start in the
  * application's own transaction) each change is written at once.
  */
 export class CountBuffer {
@@ -28,13 +28,13 @@ export class CountBuffer {
 
   constructor(private readonly s: () => Statements) {}
 
-  /** Adds `n` to a count: to the current item's changes inside a group, or written at once outside one. */
+  /** Adds `n` to a count: to the current item's changes inside a batch, or written at once outside one. */
   add(delta: Delta): void {
     if (this.active) this.item.push(delta);
     else write(this.s(), delta);
   }
 
-  /** A group transaction began: changes are held from now on. */
+  /** A batch transaction began: changes are held from now on. */
   begin(): void {
     this.active = true;
     this.kept.clear();
@@ -53,14 +53,14 @@ export class CountBuffer {
     this.item = [];
   }
 
-  /** Writes the group's kept changes, in its transaction, before the COMMIT; a throw aborts the group. */
+  /** Writes the batch's kept changes, in its transaction, before the COMMIT; a throw aborts the batch. */
   flush(): void {
     const s = this.s();
     for (const delta of this.kept.values()) if (delta.n !== 0) write(s, delta);
     this.end();
   }
 
-  /** The group ended without writing (rolled back): its changes are forgotten. */
+  /** The batch ended without writing (rolled back): its changes are forgotten. */
   end(): void {
     this.active = false;
     this.kept.clear();

@@ -2,58 +2,58 @@ import type Database from 'better-sqlite3';
 
 /**
  * How an item's writes are undone when it throws: `savepoint`, its own SAVEPOINT of the shared transaction, rolled
- * back to; `none`, no savepoint: the work promises that a throw means it wrote nothing, and throws `GroupAbort` once
- * it has begun to write, which rolls back the whole group (the other items run again, as after a full disk).
+ * back to; `none`, no savepoint: the work promises that a throw means it wrote nothing, and throws `BatchAbort` once
+ * it has begun to write, which rolls back the whole batch (the other items run again, as after a full disk).
  */
 export type ItemMode = 'savepoint' | 'none';
 
-/** Thrown by an item of mode `none` that failed after it began to write: the group is rolled back. */
-export class GroupAbort extends Error {
+/** Thrown by an item of mode `none` that failed after it began to write: the batch is rolled back. */
+export class BatchAbort extends Error {
   constructor(readonly error: unknown) {
-    super('the group is rolled back: an item failed half-way');
+    super('the batch is rolled back: an item failed half-way');
   }
 }
 
-/** What became of one item of a group. */
+/** What became of one item of a batch. */
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** An item's failure that rolled back, or must roll back, the whole group: carries the item's own outcome. */
+/** An item's failure that rolled back, or must roll back, the whole batch: carries the item's own outcome. */
 class ItemAbort {
   constructor(readonly outcome: { ok: false; error: unknown }) {}
 }
 
-/** What a group tells the parts that hold changes in memory until its COMMIT (see `CountBuffer`). */
-export interface GroupHooks {
-  /** The group's transaction began. */
+/** What a batch tells the parts that hold changes in memory until its COMMIT (see `CountBuffer`). */
+export interface BatchHooks {
+  /** The batch's transaction began. */
   begin(): void;
   /** An item ended: its writes were kept, or undone with its savepoint. */
   itemEnded(kept: boolean): void;
-  /** Just before the COMMIT, in the transaction: a throw rolls the group back. */
+  /** Just before the COMMIT, in the transaction: a throw rolls the batch back. */
   flush(): void;
-  /** The group's transaction was rolled back. */
+  /** The batch's transaction was rolled back. */
   end(): void;
 }
 
-const NO_HOOKS: GroupHooks = { begin() {}, itemEnded() {}, flush() {}, end() {} };
+const NO_HOOKS: BatchHooks = { begin() {}, itemEnded() {}, flush() {}, end() {} };
 
-/** One unit of work in a group. */
+/** One unit of work in a batch. */
 interface Item {
   work: () => unknown;
   mode: ItemMode;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  /** Set once the item was put back after another item's failure rolled back its group: it is not put back again. */
+  /** Set once the item was put back after another item's failure rolled back its batch: it is not put back again. */
   retried?: boolean;
 }
 
 /**
- * Group commit for one connection. Writes asked for in the same turn of the event loop run in one `BEGIN IMMEDIATE`
+ * Batched commit for one connection. Writes asked for in the same turn of the event loop run in one `BEGIN IMMEDIATE`
  * transaction, each inside its own SAVEPOINT: an item that throws rolls back only its own writes and gets its own
  * error, and no item resolves before the shared COMMIT. If BEGIN or COMMIT fails, nothing was written and every
  * item is rejected through `wrapCommitError`. Atomicity and isolation per item are those of a transaction of its own;
  * the only thing shared is the commit, which is what makes a page cost a fraction of an fsync-bounded write.
  */
-export class GroupCommit {
+export class CommitBatcher {
   private queue: Item[] = [];
   private scheduled = false;
   private readonly savepoint: Database.Statement;
@@ -67,8 +67,8 @@ export class GroupCommit {
     private readonly db: Database.Database,
     private readonly wrapCommitError: (error: unknown) => unknown,
     private readonly maxBatch = 512,
-    private readonly wrapGroupAbort: (error: unknown) => unknown = wrapCommitError,
-    private readonly hooks: GroupHooks = NO_HOOKS,
+    private readonly wrapBatchAbort: (error: unknown) => unknown = wrapCommitError,
+    private readonly hooks: BatchHooks = NO_HOOKS,
   ) {
     this.savepoint = db.prepare('SAVEPOINT docket_item');
     this.release = db.prepare('RELEASE docket_item');
@@ -78,7 +78,7 @@ export class GroupCommit {
     this.rollback = db.prepare('ROLLBACK');
   }
 
-  /** Queues `work` for the next group transaction and resolves with its value after the commit. */
+  /** Queues `work` for the next batch transaction and resolves with its value after the commit. */
   run<T>(work: () => T, mode: ItemMode = 'savepoint'): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, mode, resolve: resolve as (value: unknown) => void, reject });
@@ -140,11 +140,11 @@ export class GroupCommit {
       this.hooks.itemEnded(true);
       return { ok: true, value };
     } catch (thrown) {
-      const abort = thrown instanceof GroupAbort;
+      const abort = thrown instanceof BatchAbort;
       const error = abort ? thrown.error : thrown;
       // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll back the whole transaction: the items
       // before this one lost their writes too. This item gets its own error; the others are tried again on their own
-      // (see `failed`), and nothing of this group is reported written. An item without a savepoint that failed
+      // (see `failed`), and nothing of this batch is reported written. An item without a savepoint that failed
       // half-way asks for the same.
       if (abort || !this.db.inTransaction) throw new ItemAbort({ ok: false, error });
       if (savepoint) {
@@ -157,10 +157,10 @@ export class GroupCommit {
   }
 
   /**
-   * A group whose transaction ended without its COMMIT: each item that failed gets its own error. When one item's
+   * A batch whose transaction ended without its COMMIT: each item that failed gets its own error. When one item's
    * error rolled back the whole transaction, the others did nothing wrong: each is put back, once, for the next
-   * group (it runs again from the start; its earlier writes were rolled back); one that meets such a rollback again
-   * gets `wrapGroupAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
+   * batch (it runs again from the start; its earlier writes were rolled back); one that meets such a rollback again
+   * gets `wrapBatchAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
    */
   private failed(batch: Item[], outcomes: Outcome[], error: unknown, aborted: boolean) {
     const again: Item[] = [];
@@ -168,7 +168,7 @@ export class GroupCommit {
       const outcome = outcomes[i];
       if (outcome && !outcome.ok) item.reject(outcome.error);
       else if (!aborted) item.reject(this.wrapCommitError(error));
-      else if (item.retried) item.reject(this.wrapGroupAbort(error));
+      else if (item.retried) item.reject(this.wrapBatchAbort(error));
       else {
         item.retried = true;
         again.push(item);
@@ -182,7 +182,7 @@ export class GroupCommit {
     }
   }
 
-  /** A committed group: each item resolves with its value or rejects with its own error. */
+  /** A committed batch: each item resolves with its value or rejects with its own error. */
   private settled(batch: Item[], outcomes: Outcome[]) {
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;

@@ -10,11 +10,11 @@ import {
   runParams,
   type SelectRequest,
 } from '@docket/core/store';
-import { docketRuns } from '../schema.js';
-import { dueByPriority } from '../sql/due-by-priority.js';
-import { columnList } from '../sql/recordsets.js';
-import type { Tables } from '../sql/run-writes.js';
-import type { Statement } from '../sql/statement.js';
+import { docketRuns } from '../../schema.js';
+import { columnList } from '../../wire/recordsets.js';
+import type { Statement } from '../../wire/statement.js';
+import type { Tables } from '../../writes/run-writes.js';
+import { dueByPriority } from './due-by-priority.js';
 
 /**
  * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GroupAbort, GroupCommit } from '../src/group-commit.js';
+import { BatchAbort, CommitBatcher } from '../src/commit-batcher.js';
 import { sqliteStore } from '../src/index.js';
-import { countMove, countSettle } from '../src/sql/run-counts.js';
-import { Statements } from '../src/sql/statements.js';
+import { Statements } from '../src/statements.js';
+import { countMove, countSettle } from '../src/writes/run-counts.js';
 import { tempDir } from './helpers.js';
 
-/** A migrated Docket file with a scratch table, and a group commit on it whose hooks are its statements' counts. */
+/** A migrated Docket file with a scratch table, and a batched commit on it whose hooks are its statements' counts. */
 async function open(cleanups: (() => unknown)[]) {
   const tmp = tempDir();
   cleanups.push(tmp.remove);
@@ -19,7 +19,7 @@ async function open(cleanups: (() => unknown)[]) {
   cleanups.push(() => db.close());
   db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
   const s = new Statements(db);
-  const group = new GroupCommit(
+  const batch = new CommitBatcher(
     db,
     (error) => error,
     512,
@@ -30,42 +30,42 @@ async function open(cleanups: (() => unknown)[]) {
   const keys = () => (db.prepare('SELECT k FROM t ORDER BY k').all() as { k: string }[]).map((r) => r.k);
   const counts = () => db.prepare('SELECT status, n FROM docket_run_counts WHERE n <> 0 ORDER BY status').all();
   const minutes = () => db.prepare('SELECT minute, n FROM docket_settled_minutes').all();
-  return { db, s, group, insert, keys, counts, minutes };
+  return { db, s, batch, insert, keys, counts, minutes };
 }
 
-describe('GroupCommit', () => {
+describe('CommitBatcher', () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
   });
 
   it('gives an item without a savepoint that throws before writing its own error, and commits the others', async () => {
-    const { group, insert, keys } = await open(cleanups);
+    const { batch, insert, keys } = await open(cleanups);
     const results = await Promise.allSettled([
-      group.run(() => insert.run('a')),
-      group.run(() => {
+      batch.run(() => insert.run('a')),
+      batch.run(() => {
         throw new Error('the plan refused');
       }, 'none'),
-      group.run(() => insert.run('b'), 'none'),
+      batch.run(() => insert.run('b'), 'none'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('the plan refused');
     expect(keys()).toEqual(['a', 'b']);
   });
 
-  it('rolls back the group for an item that failed half-way, and runs the others again on their own', async () => {
-    const { group, insert, keys } = await open(cleanups);
+  it('rolls back the batch for an item that failed half-way, and runs the others again on their own', async () => {
+    const { batch, insert, keys } = await open(cleanups);
     let runsOfA = 0;
     const results = await Promise.allSettled([
-      group.run(() => {
+      batch.run(() => {
         runsOfA++;
         return insert.run('a');
       }),
-      group.run(() => {
+      batch.run(() => {
         insert.run('half');
-        throw new GroupAbort(new Error('the history insert failed'));
+        throw new BatchAbort(new Error('the history insert failed'));
       }, 'none'),
-      group.run(() => insert.run('b'), 'none'),
+      batch.run(() => insert.run('b'), 'none'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('the history insert failed');
@@ -73,29 +73,29 @@ describe('GroupCommit', () => {
     expect(runsOfA).toBe(2);
   });
 
-  it('writes the run counts of a group once, at its end, leaving out those of an item rolled back', async () => {
-    const { s, group, counts, minutes, db } = await open(cleanups);
+  it('writes the run counts of a batch once, at its end, leaving out those of an item rolled back', async () => {
+    const { s, batch, counts, minutes, db } = await open(cleanups);
     const at = Date.UTC(2026, 11, 4, 5, 30, 15);
     const settle = () => {
       countMove(s, 'default', 'task', '1', 'running', 'success');
       countSettle(s, 'default', 'running', 'success', at);
     };
-    let writesDuringGroup: unknown[] = [];
+    let writesDuringBatch: unknown[] = [];
     await Promise.allSettled([
-      group.run(settle),
-      group.run(() => {
+      batch.run(settle),
+      batch.run(() => {
         settle();
         throw new Error('rolled back to its savepoint');
       }),
-      group.run(() => {
+      batch.run(() => {
         settle();
-        writesDuringGroup = counts();
+        writesDuringBatch = counts();
       }),
     ]);
-    expect(writesDuringGroup).toEqual([]);
+    expect(writesDuringBatch).toEqual([]);
     expect(counts()).toEqual([{ status: 'success', n: 2 }]);
     expect(minutes()).toEqual([{ minute: at - 15_000, n: 2 }]);
-    // Outside a group (a start in the application's own transaction) a count is written at once.
+    // Outside a batch (a start in the application's own transaction) a count is written at once.
     db.transaction(() => countMove(s, 'default', 'task', '1', null, 'waiting'))();
     expect(counts()).toEqual([
       { status: 'success', n: 2 },
@@ -103,12 +103,12 @@ describe('GroupCommit', () => {
     ]);
   });
 
-  it('writes no count of a group whose transaction was rolled back', async () => {
-    const { s, group, counts } = await open(cleanups);
+  it('writes no count of a batch whose transaction was rolled back', async () => {
+    const { s, batch, counts } = await open(cleanups);
     await Promise.allSettled([
-      group.run(() => {
+      batch.run(() => {
         countMove(s, 'default', 'task', '1', 'running', 'failed');
-        throw new GroupAbort(new Error('half-way'));
+        throw new BatchAbort(new Error('half-way'));
       }, 'none'),
     ]);
     expect(counts()).toEqual([]);

@@ -5,8 +5,8 @@ import { postgresStore } from '../src/index.js';
 import { backend, freshSchema } from './helpers.js';
 
 /**
- * A row trigger that makes the server refuse one write of a group: the start (or the settle) of a run whose query
- * holds `poison`. The other runs of the same grouped statement did nothing wrong.
+ * A row trigger that makes the server refuse one write of a batch: the start (or the settle) of a run whose query
+ * holds `poison`. The other runs of the same batched statement did nothing wrong.
  */
 async function poison(db: Awaited<ReturnType<typeof backend>>, schema: string, event: 'INSERT' | 'UPDATE') {
   await db.query(`CREATE FUNCTION "${schema}".poison() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -20,17 +20,17 @@ async function poison(db: Awaited<ReturnType<typeof backend>>, schema: string, e
       FOR EACH ROW EXECUTE FUNCTION "${schema}".poison()`);
 }
 
-describe('one write the server refuses in a group of PostgreSQL writes', () => {
+describe('one write the server refuses in a batch of PostgreSQL writes', () => {
   let db: Awaited<ReturnType<typeof backend>>;
   beforeAll(async () => {
     db = await backend();
   });
   afterAll(() => db.close());
 
-  it('fails only its own start: the 49 others grouped with it are created', async () => {
+  it('fails only its own start: the 49 others batched with it are created', async () => {
     const schema = freshSchema();
     const queue = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
-    const task = queue.define<string>({ name: 'grouped', version: '1' });
+    const task = queue.define<string>({ name: 'batched', version: '1' });
     await queue.ready();
     try {
       await poison(db, schema, 'INSERT');
@@ -48,7 +48,7 @@ describe('one write the server refuses in a group of PostgreSQL writes', () => {
     }
   });
 
-  it('fails only its own settle: the runs settled in the same group finish', async () => {
+  it('fails only its own settle: the runs settled in the same batch finish', async () => {
     const schema = freshSchema();
     const queue = createQueue({
       store: postgresStore(db.options(schema)),

@@ -9,16 +9,16 @@ import type {
 } from '@docket/core/store';
 import { planStarts, rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
-import type { PostgresTransaction } from '../connection.js';
-import type { PgContext } from '../context.js';
-import { classify, OutcomeTracker } from '../errors.js';
-import { insertInOneTrip } from '../fast/group-commit.js';
-import type { Session } from '../fast/session.js';
-import { insertRuns, rowsOf } from './run-writes.js';
+import type { PostgresTransaction } from '../../connection.js';
+import type { PgContext } from '../../context.js';
+import { classify, OutcomeTracker } from '../../errors.js';
+import type { Session } from '../../wire/session.js';
+import { insertRuns, rowsOf } from '../../writes/run-writes.js';
+import { insertInOneTrip } from './batch.js';
 
 /**
  * `Store.createRun` for a namespace capped by `maxRuns`: its starts take turns under an advisory lock, so two cannot
- * both take the last place. Uncapped starts go through the group commit (`fast/group-commit.ts`).
+ * both take the last place. Uncapped starts go through the batched commit (`fast/commit-batcher.ts`).
  */
 export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRuns: number): Promise<CreateRunResult> {
   const { run } = request;
@@ -48,7 +48,7 @@ export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRu
 
 /**
  * A bulk start with no idempotency key and no cap has nothing to read first: `BEGIN`, the prepared insert, the
- * notification and `COMMIT` go in one message, as the group commit sends single starts.
+ * notification and `COMMIT` go in one message, as the batched commit sends single starts.
  */
 async function keylessInOneTrip(
   ctx: PgContext,

@@ -1,17 +1,19 @@
 import { DocketError } from '@docket/core';
 import type { PlainClaim, RunRecord, SelectRequest } from '@docket/core/store';
-import type { PgContext } from '../context.js';
-import { classify, OutcomeTracker, statementRefused } from '../errors.js';
-import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../sql/run-writes.js';
-import type { HeldGroup } from './held-claims.js';
+import type { PgContext } from '../../context.js';
+import { classify, OutcomeTracker, statementRefused } from '../../errors.js';
+import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import {
-  type PlainClaimResult,
-  type PlainClaimRow,
-  plainClaimStatement,
-  planPlainClaims,
-} from './plain-claim-statement.js';
-import { notifyText, type PreparedCall, preparedCall } from './prepared-calls.js';
-import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT, writeRowsInOneMessage } from './session.js';
+  BEGIN,
+  type Send,
+  type Session,
+  sendParts,
+  UNFLUSHED_COMMIT,
+  writeRowsInOneMessage,
+} from '../../wire/session.js';
+import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../../writes/run-writes.js';
+import type { HeldBatch } from './held-claims.js';
+import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
 /**
  * The plain claim in one round trip: `BEGIN`, the statement, `COMMIT` without waiting for the flush (a claim writes
@@ -49,23 +51,23 @@ export function claimHeld(
   claim: PlainClaim,
 ): Promise<PlainClaimResult> {
   return new Promise<PlainClaimResult>((answer, refuse) => {
-    let group: HeldGroup | null = null;
+    let batch: HeldBatch | null = null;
     const outcome = new OutcomeTracker();
     session(async (send) => {
-      group = await selectAndHold(ctx, send, request, claim, outcome, answer);
-      if (group === null) return;
+      batch = await selectAndHold(ctx, send, request, claim, outcome, answer);
+      if (batch === null) return;
       // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      await sendParts(send, heldCommit(ctx, group, claim, outcome));
-      ctx.held.committed(group, ctx.known);
+      await sendParts(send, heldCommit(ctx, batch, claim, outcome));
+      ctx.held.committed(batch, ctx.known);
     }).catch((error) => {
-      if (group === null) {
+      if (batch === null) {
         refuse(classify(error, outcome, 'store.claimDue', {}));
         return;
       }
-      if (statementRefused(error) && group.runs.length > 1 && group.writes !== null) {
+      if (statementRefused(error) && batch.runs.length > 1 && batch.writes !== null) {
         void ctx.held.alone(
-          group,
+          batch,
           ctx.known,
           (pending) => writeAlone(ctx, pending),
           (runId, cause) =>
@@ -73,7 +75,7 @@ export function claimHeld(
         );
         return;
       }
-      ctx.held.failed(group, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
+      ctx.held.failed(batch, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
     });
   });
 }
@@ -86,7 +88,7 @@ async function writeAlone(ctx: PgContext, pending: PendingWrite): Promise<boolea
 
 /** What a folded settle gets when its claim, written again alone, found the run moved on (claimed by another). */
 function lostClaim(runId: string): DocketError {
-  return new DocketError('STORAGE_FAILURE', 'the claim was rolled back with its group and the run moved on', {
+  return new DocketError('STORAGE_FAILURE', 'the claim was rolled back with its batch and the run moved on', {
     operation: 'store.transact',
     runId,
   });
@@ -94,7 +96,7 @@ function lostClaim(runId: string): DocketError {
 
 /**
  * The first round trip of `claimHeld`: `BEGIN` and the locking select, then core's plans. Answers the claim through
- * `answer` and the group it holds, or `null` when it committed at once (no run claimed, or rows left for the
+ * `answer` and the batch it holds, or `null` when it committed at once (no run claimed, or rows left for the
  * ordinary path). The rows read end here, before the transaction's second round trip (see `selectAndPlan`).
  */
 async function selectAndHold(
@@ -104,7 +106,7 @@ async function selectAndHold(
   claim: PlainClaim,
   outcome: OutcomeTracker,
   answer: (result: PlainClaimResult) => void,
-): Promise<HeldGroup | null> {
+): Promise<HeldBatch | null> {
   const shared = ctx.sharedColumns.expected(request);
   const select = preparedCall(plainClaimStatement(ctx.tables, request, claim, shared, true));
   const selected = await sendParts(send, [...BEGIN, select]);
@@ -119,9 +121,9 @@ async function selectAndHold(
     answer(plain);
     return null;
   }
-  const group = ctx.held.hold(writes);
+  const batch = ctx.held.hold(writes);
   answer(plain);
-  return group;
+  return batch;
 }
 
 /**
@@ -130,12 +132,12 @@ async function selectAndHold(
  */
 function heldCommit(
   ctx: PgContext,
-  group: HeldGroup,
+  batch: HeldBatch,
   claim: PlainClaim,
   outcome: OutcomeTracker,
 ): (string | PreparedCall)[] {
-  const all = ctx.held.close(group);
-  const durability = ctx.held.fusedAny(group) ? [] : [UNFLUSHED_COMMIT];
+  const all = ctx.held.close(batch);
+  const durability = ctx.held.fusedAny(batch) ? [] : [UNFLUSHED_COMMIT];
   const notify = [...wakeNamespaces(all)].map((ns) => notifyText(ctx.channel, ns));
   outcome.committing();
   return [

@@ -12,11 +12,11 @@ const countCall: TransactPlan<number | null> = (_tx, current) =>
         value: current.modelCallsUsed,
       };
 
-/** Pure plans (`transact(..., { pure: true })`), which a store may group into one transaction. */
-export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
+/** Pure plans (`transact(..., { pure: true })`), which a store may batch into one transaction. */
+export function batchingSuite<Tx>(factory: HarnessFactory<Tx>): void {
   describeArea('pure transactions', factory, (area) => {
     async function producer(store: Store<Tx>) {
-      const opened = await openQueue<Tx>(store, { name: 'grouped', version: '1' }, undefined, {
+      const opened = await openQueue<Tx>(store, { name: 'batched', version: '1' }, undefined, {
         runtime: { mode: 'producer' },
       });
       area.track(opened.queue);
@@ -66,7 +66,7 @@ export function groupingSuite<Tx>(factory: HarnessFactory<Tx>): void {
       });
       const worker = await openQueue<Tx>(
         h.store,
-        { name: 'grouped', version: '1' },
+        { name: 'batched', version: '1' },
         {
           async execute(ctx) {
             await gate;

@@ -1,4 +1,4 @@
-import type { Statement } from '../sql/statement.js';
+import type { Statement } from './statement.js';
 
 // Statements with their values written in as literals: several statements (`BEGIN; ...; COMMIT`) then travel in one
 // simple-protocol message, one round trip for a whole transaction.

@@ -9,7 +9,7 @@ import {
   type RunRecord,
   type TransactPlan,
 } from '@docket/core/store';
-import type { PendingWrite } from '../sql/run-writes.js';
+import type { PendingWrite } from '../../writes/run-writes.js';
 
 /** A pure plan folded into a held run: its value is answered once the claim's transaction commits. */
 interface Fused {
@@ -24,10 +24,10 @@ interface Fused {
  * each made at its size (an array grown by `push` reserves room for 17).
  */
 interface HeldRun {
-  group: HeldGroup;
+  batch: HeldBatch;
   runId: string;
   /**
-   * The row as selected, until the group's commit statement is written from it; then `null`, so that one record less
+   * The row as selected, until the batch's commit statement is written from it; then `null`, so that one record less
    * per run stays alive while the commit is awaited.
    */
   base: RunRecord | null;
@@ -42,7 +42,7 @@ const NO_HISTORY: readonly HistoryEntry[] = Object.freeze([]);
 const NO_EVENTS: readonly CallbackEventRecord[] = Object.freeze([]);
 
 /** The runs of one held claim transaction. `done` resolves (never rejects) once it committed or failed. */
-export interface HeldGroup {
+export interface HeldBatch {
   closed: boolean;
   runs: HeldRun[];
   /** The writes `close` answered, in the order of `runs` (kept to write them again one by one, see `alone`). */
@@ -61,17 +61,17 @@ export interface HeldGroup {
 export class HeldClaims {
   private readonly held = new KeyTable<HeldRun>();
 
-  /** Holds the claims `writes` (each run's row as selected and core's claim) in a new group. */
-  hold(writes: readonly PendingWrite[]): HeldGroup {
+  /** Holds the claims `writes` (each run's row as selected and core's claim) in a new batch. */
+  hold(writes: readonly PendingWrite[]): HeldBatch {
     let finish: () => void = () => undefined;
     const done = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const group: HeldGroup = { closed: false, runs: [], writes: null, done, finish };
+    const batch: HeldBatch = { closed: false, runs: [], writes: null, done, finish };
     for (let i = 0; i < writes.length; i++) {
       const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {
-        group,
+        batch,
         runId: current.runId,
         base: current,
         latest: write.run,
@@ -79,15 +79,15 @@ export class HeldClaims {
         events: write.events,
         fused: NONE_FUSED,
       };
-      group.runs.push(run);
+      batch.runs.push(run);
       this.held.set(current.runId, run);
     }
-    return group;
+    return batch;
   }
 
   /** The end of the held claim of `runId`'s transaction, or `undefined` when the run is not held. */
   ended(runId: string): Promise<void> | undefined {
-    return this.held.get(runId)?.group.done;
+    return this.held.get(runId)?.batch.done;
   }
 
   /**
@@ -97,7 +97,7 @@ export class HeldClaims {
    */
   fuse<T>(namespace: string, runId: string, plan: TransactPlan<T, never>): Promise<T> | undefined {
     const run = this.held.get(runId);
-    if (run === undefined || run.group.closed || run.latest.namespace !== namespace) return undefined;
+    if (run === undefined || run.batch.closed || run.latest.namespace !== namespace) return undefined;
     let planned: PlanResult<T>;
     try {
       const answer = plan(undefined as never, run.latest);
@@ -117,13 +117,13 @@ export class HeldClaims {
     });
   }
 
-  /** Closes a group to fusing and answers its writes: each run from its selected row to its latest record. */
-  close(group: HeldGroup): PendingWrite[] {
-    group.closed = true;
-    const writes: PendingWrite[] = new Array(group.runs.length);
-    for (let i = 0; i < group.runs.length; i++) {
-      const run = group.runs[i] as HeldRun;
-      if (run.base === null) throw new Error('internal: a held group closed twice');
+  /** Closes a batch to fusing and answers its writes: each run from its selected row to its latest record. */
+  close(batch: HeldBatch): PendingWrite[] {
+    batch.closed = true;
+    const writes: PendingWrite[] = new Array(batch.runs.length);
+    for (let i = 0; i < batch.runs.length; i++) {
+      const run = batch.runs[i] as HeldRun;
+      if (run.base === null) throw new Error('internal: a held batch closed twice');
       writes[i] = {
         current: run.base,
         write: { run: run.latest, history: run.history as HistoryEntry[], events: run.events as CallbackEventRecord[] },
@@ -133,25 +133,25 @@ export class HeldClaims {
       run.history = NO_HISTORY;
       run.events = NO_EVENTS;
     }
-    group.writes = writes;
+    batch.writes = writes;
     return writes;
   }
 
   /**
-   * The group's transaction was refused by the server for one of its writes, and rolled back: nothing of it holds,
+   * The batch's transaction was refused by the server for one of its writes, and rolled back: nothing of it holds,
    * the claims included. Each run's write (its claim and what was folded into it) is tried again in a transaction of
    * its own, guarded by the row's revision as selected (another worker may have claimed the run meanwhile): the
    * write at fault gets the error, the others land. `write` runs one write and answers whether it landed.
    */
   async alone(
-    group: HeldGroup,
+    batch: HeldBatch,
     known: KnownRuns,
     write: (pending: PendingWrite) => Promise<boolean>,
     error: (runId: string, cause: unknown) => unknown,
   ): Promise<void> {
-    const writes = group.writes ?? [];
+    const writes = batch.writes ?? [];
     await Promise.all(
-      group.runs.map(async (run, i) => {
+      batch.runs.map(async (run, i) => {
         const pending = writes[i];
         let landed = false;
         let failure: unknown = null;
@@ -169,17 +169,17 @@ export class HeldClaims {
         }
       }),
     );
-    group.finish();
+    batch.finish();
   }
 
-  /** Whether a closed group folded any plan in (its commit must then wait for the flush, as every settle's does). */
-  fusedAny(group: HeldGroup): boolean {
-    return group.runs.some((run) => run.fused.length > 0);
+  /** Whether a closed batch folded any plan in (its commit must then wait for the flush, as every settle's does). */
+  fusedAny(batch: HeldBatch): boolean {
+    return batch.runs.some((run) => run.fused.length > 0);
   }
 
-  /** The group's transaction committed: answers the fused plans and remembers the written rows. */
-  committed(group: HeldGroup, known: KnownRuns): void {
-    const runs = group.runs;
+  /** The batch's transaction committed: answers the fused plans and remembers the written rows. */
+  committed(batch: HeldBatch, known: KnownRuns): void {
+    const runs = batch.runs;
     for (let i = 0; i < runs.length; i++) {
       const run = runs[i] as HeldRun;
       known.committed(run.latest);
@@ -189,17 +189,17 @@ export class HeldClaims {
         fused.resolve(fused.value);
       }
     }
-    group.finish();
+    batch.finish();
   }
 
-  /** The group's transaction failed or its outcome is unknown: rejects the fused plans with `error(runId)`. */
-  failed(group: HeldGroup, known: KnownRuns, error: (runId: string) => unknown): void {
-    for (const run of group.runs) {
+  /** The batch's transaction failed or its outcome is unknown: rejects the fused plans with `error(runId)`. */
+  failed(batch: HeldBatch, known: KnownRuns, error: (runId: string) => unknown): void {
+    for (const run of batch.runs) {
       known.forget(run.runId);
       this.release(run);
       for (const fused of run.fused) fused.reject(error(run.runId));
     }
-    group.finish();
+    batch.finish();
   }
 
   private release(run: HeldRun): void {

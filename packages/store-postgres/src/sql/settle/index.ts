@@ -1,14 +1,14 @@
 import type { PlanResult, RunRecord, RunRow, TransactOptions, TransactPlan } from '@docket/core/store';
 import { rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
-import type { PostgresTransaction } from '../connection.js';
-import type { PgContext } from '../context.js';
-import { rowsOf } from './run-writes.js';
+import type { PostgresTransaction } from '../../connection.js';
+import type { PgContext } from '../../context.js';
+import { rowsOf } from '../../writes/run-writes.js';
 
 /** Marks that the plan threw nothing (an application may throw `undefined`). */
 const NO_ERROR = Symbol('no error');
 
-/** A group commit of pure plans (`fast/group-commit.ts`'s `transactBatcher`). */
+/** A batched commit of pure plans (`fast/commit-batcher.ts`'s `transactBatcher`). */
 export type GroupedTransact = <T>(
   namespace: string,
   runId: string,
@@ -17,12 +17,12 @@ export type GroupedTransact = <T>(
 
 /**
  * `Store.transact`. A run whose claim is still held open takes its pure plan into the claim's transaction (or waits
- * for that commit); other pure plans go through the group commit; a plan with an effect or a check gets a transaction
+ * for that commit); other pure plans go through the batched commit; a plan with an effect or a check gets a transaction
  * of its own: the row locked, the plan, its write.
  */
 export function transact<T>(
   ctx: PgContext,
-  grouped: GroupedTransact,
+  batched: GroupedTransact,
   namespace: string,
   runId: string,
   plan: TransactPlan<T, PostgresTransaction>,
@@ -31,9 +31,9 @@ export function transact<T>(
   const holding = ctx.held.ended(runId);
   if (holding !== undefined) {
     const fused = options?.pure === true ? ctx.held.fuse(namespace, runId, plan) : undefined;
-    return fused ?? holding.then(() => transact(ctx, grouped, namespace, runId, plan, options));
+    return fused ?? holding.then(() => transact(ctx, batched, namespace, runId, plan, options));
   }
-  if (options?.pure === true) return grouped<T>(namespace, runId, plan);
+  if (options?.pure === true) return batched<T>(namespace, runId, plan);
   ctx.known.forget(runId);
   let written: RunRecord | null = null;
   let planError: unknown = NO_ERROR;

@@ -1,0 +1,119 @@
+import type { PlainClaim, RunRecord, SelectRequest, TaskKey } from '@docket/core/store';
+import type { PgContext } from '../../context.js';
+import { preparedCall } from '../../wire/prepared-calls.js';
+import { type Session, sendParts } from '../../wire/session.js';
+import type { Statement } from '../../wire/statement.js';
+import { type Executor, rowsOf } from '../../writes/run-writes.js';
+import { nextDueByPriority } from './due-by-priority.js';
+import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
+import { claimHeld, claimPlain } from './plain-paths.js';
+import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
+
+/**
+ * The ways a claim reaches the server, named here and chosen by `claimPathOf`:
+ * - `transaction`: no pipelined session (PGlite, a client given by the application): the plain claim's statement,
+ *   then the ordinary selects for what it left, in one drizzle transaction.
+ * - `held`: the plain claim, its transaction held open until the end of the turn so that the pages' pure commits
+ *   join it (`plain-paths.ts`, `held-claims.ts`); the ordinary claim for what it left.
+ * - `plain`: the plain claim in one round trip, committed at once (`holdClaims: false`); the ordinary claim for
+ *   what it left.
+ * - `ordinary`: the locking selects, core's plan for each row, then the writes (`ordinary.ts`): the recovery sweep,
+ *   and a claim that carries no plain claim.
+ */
+export type ClaimPath = 'transaction' | 'held' | 'plain' | 'ordinary';
+
+/** The path a claim takes (see `ClaimPath`). */
+export function claimPathOf(ctx: PgContext, request: SelectRequest, expired: boolean): ClaimPath {
+  if (ctx.session === undefined) return 'transaction';
+  if (expired || plainClaimOf(request) === undefined) return 'ordinary';
+  return ctx.holdClaims ? 'held' : 'plain';
+}
+
+/** `Store.claimDue` (and, with `expired`, `recoverExpired`): the claim by the path `claimPathOf` chooses. */
+export async function selectAndApply(ctx: PgContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+  const session = ctx.session;
+  const path = claimPathOf(ctx, request, expired);
+  const written =
+    path === 'transaction' || session === undefined
+      ? await ctx.inTransaction('store.claimDue', (tx) => claimInTransaction(ctx, tx, request, expired))
+      : path === 'ordinary'
+        ? await ordinaryClaim(ctx, session, request, expired)
+        : await claimPlainFirst(ctx, session, request, path === 'held');
+  for (const run of written) ctx.known.committed(run);
+  return written;
+}
+
+/** The request's plain claim, when the one-statement claim can apply it (see `plain-statement.ts`). */
+function plainClaimOf(request: SelectRequest): PlainClaim | undefined {
+  return request.tasks.length > 0 ? request.plainClaim : undefined;
+}
+
+/** The `transaction` path. */
+async function claimInTransaction(
+  ctx: PgContext,
+  tx: Executor,
+  request: SelectRequest,
+  expired: boolean,
+): Promise<RunRecord[]> {
+  const claim = expired ? undefined : plainClaimOf(request);
+  if (claim === undefined) return ordinaryClaimIn(ctx, tx, request, expired);
+  const shared = ctx.sharedColumns.expected(request);
+  const statement = plainClaimStatement(ctx.tables, request, claim, shared);
+  const rows = await rowsOf<PlainClaimRow>(tx, statement);
+  const plain = planPlainClaims(request, claim, rows, shared, ctx.sharedColumns);
+  const claimed = plain.claimed.map((w) => w.run);
+  if (plain.leftover === 0 || claimed.length >= request.limit) return claimed;
+  // The rows it left stay locked by this transaction: the ordinary selects take them again.
+  const rest = await ordinaryClaimIn(ctx, tx, { ...request, limit: request.limit - claimed.length }, false);
+  return [...claimed, ...rest];
+}
+
+/**
+ * The `held` and `plain` paths: the plain claim, then the ordinary claim for any selected run that did not qualify
+ * (a deadline passed, a time trigger fired), in the room left.
+ */
+async function claimPlainFirst(
+  ctx: PgContext,
+  session: Session,
+  request: SelectRequest,
+  hold: boolean,
+): Promise<RunRecord[]> {
+  const claim = plainClaimOf(request) as PlainClaim;
+  const plain = hold ? await claimHeld(ctx, session, request, claim) : await claimPlain(ctx, session, request, claim);
+  const runs = plain.claimed.map((w) => w.run);
+  if (plain.leftover === 0 || runs.length >= request.limit) return runs;
+  // The runs claimed above are committed: if the rest fails they are still handed out, and the next claim meets the
+  // rows left (and the error) again.
+  if (runs.length === 0) return ordinaryClaim(ctx, session, request, false);
+  const rest = await ordinaryClaim(ctx, session, { ...request, limit: request.limit - runs.length }, false).catch(
+    () => [],
+  );
+  return [...runs, ...rest];
+}
+
+/** `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks. */
+export async function nextDueAt(ctx: PgContext, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
+  const text = nextDueByPriority({
+    runs: ctx.tables.runs,
+    bands: 'b',
+    namespace: '$1::text',
+    taskName: '$2::text',
+    taskVersion: '$3::text',
+  });
+  const reads: Statement[] = tasks.map((task) => ({ text, params: [namespace, task.name, task.version] }));
+  const dues: unknown[] = [];
+  const session = ctx.session;
+  if (session === undefined) {
+    for (const read of reads) dues.push((await rowsOf<{ due: unknown }>(ctx.live(), read))[0]?.due);
+  } else {
+    // After every claim that left slots free: one message of prepared reads, not one planned query per task.
+    const results = await session((send) => sendParts(send, reads.map(preparedCall)));
+    for (const rows of results) dues.push((rows[0] as { due: unknown } | undefined)?.due);
+  }
+  let earliest: number | null = null;
+  for (const value of dues) {
+    const due = value === null || value === undefined ? null : Number(value);
+    if (due !== null && (earliest === null || due < earliest)) earliest = due;
+  }
+  return earliest;
+}

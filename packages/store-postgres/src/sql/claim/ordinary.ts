@@ -1,0 +1,123 @@
+import type { RunRecord, RunRow, SelectRequest } from '@docket/core/store';
+import { claimRankOfRow, compareClaimOrder, rowToRun } from '@docket/core/store';
+import type { PgContext } from '../../context.js';
+import { classify, OutcomeTracker } from '../../errors.js';
+import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
+import { BEGIN, compose, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
+import type { Statement } from '../../wire/statement.js';
+import {
+  applyLockedWrites,
+  type Executor,
+  type PendingWrite,
+  rowsOf,
+  runWritesStatement,
+  wakeNamespaces,
+} from '../../writes/run-writes.js';
+import { dueByPriority } from './due-by-priority.js';
+import { isPlainClaim, RUN_COLUMNS } from './plain-statement.js';
+
+/** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
+export function candidateQueries(ctx: PgContext, request: SelectRequest, expired: boolean): Statement[] {
+  if (expired) {
+    return [
+      {
+        text: `SELECT ${RUN_COLUMNS} FROM ${ctx.tables.runs} WHERE namespace = $1 AND lease_expires_at IS NOT NULL
+          AND lease_expires_at <= $2 ORDER BY lease_expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+        params: [request.namespace, request.now, request.limit],
+      },
+    ];
+  }
+  const due = dueByPriority({
+    runs: ctx.tables.runs,
+    columns: RUN_COLUMNS,
+    bands: 'b',
+    namespace: '$1::text',
+    taskName: '$2::text',
+    taskVersion: '$3::text',
+    now: '$4::double precision',
+    limit: '$5::integer',
+  });
+  return request.tasks.map((task) => ({
+    text: `WITH RECURSIVE ${due.bands} ${due.select}`,
+    params: [request.namespace, task.name, task.version, request.now, request.limit],
+  }));
+}
+
+/** Core's plan for each candidate, up to the request's limit. */
+function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
+  // Several tasks' candidates come one task after another: highest priority first, then earliest due, across them.
+  if (request.tasks.length > 1) {
+    candidates.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
+  }
+  const writes: PendingWrite[] = [];
+  for (const row of candidates) {
+    if (writes.length >= request.limit) break;
+    const current = rowToRun(row);
+    const write = request.plan(current);
+    if (write !== null) writes.push({ current, write });
+  }
+  return writes;
+}
+
+/**
+ * The ordinary claim inside an open transaction (the path without a session): the locking selects, core's plan for
+ * each row, then the writes.
+ */
+export async function ordinaryClaimIn(
+  ctx: PgContext,
+  tx: Executor,
+  request: SelectRequest,
+  expired: boolean,
+): Promise<RunRecord[]> {
+  const candidates: RunRow[] = [];
+  for (const query of candidateQueries(ctx, request, expired)) candidates.push(...(await rowsOf<RunRow>(tx, query)));
+  const writes = planCandidates(request, candidates);
+  await applyLockedWrites(tx, ctx.tables, writes);
+  return writes.map((w) => w.write.run);
+}
+
+/** The ordinary claim: the locking selects, core's plan for each row, then the writes (two round trips). */
+export async function ordinaryClaim(
+  ctx: PgContext,
+  session: Session,
+  request: SelectRequest,
+  expired: boolean,
+): Promise<RunRecord[]> {
+  const outcome = new OutcomeTracker();
+  try {
+    return await session(async (send) => {
+      const claim = await selectAndPlan(ctx, send, request, expired);
+      outcome.committing();
+      if (claim === null) {
+        await send(() => ({ text: 'COMMIT', prepares: [] }));
+        return [];
+      }
+      await send((prepared) => compose(prepared, claim.parts));
+      return claim.runs;
+    });
+  } catch (error) {
+    throw classify(error, outcome, 'store.claimDue', {});
+  }
+}
+
+/**
+ * The first round trip of `claimInSession`: `BEGIN` and the locking selects, then core's plans and the message that
+ * writes them (`null` when core planned nothing). The rows read and the records decoded from them end here, before
+ * the second round trip: with hundreds of runs claimed at once, keeping them alive through it only fed the
+ * collector.
+ */
+async function selectAndPlan(
+  ctx: PgContext,
+  send: Send,
+  request: SelectRequest,
+  expired: boolean,
+): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null> {
+  const selects = candidateQueries(ctx, request, expired).map(preparedCall);
+  const selected = await sendParts(send, [...BEGIN, ...selects]);
+  const writes = planCandidates(request, selected.slice(BEGIN.length).flat() as RunRow[]);
+  if (writes.length === 0) return null;
+  const write = preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true }));
+  const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(ctx.channel, ns));
+  const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];
+  return { parts: [...durability, write, ...notify, 'COMMIT'], runs: writes.map((w) => w.write.run) };
+}

@@ -1,0 +1,139 @@
+import type { HistoryEntry } from '@docket/core';
+import {
+  EVENT_COLUMNS,
+  type EventRow,
+  historyParams,
+  RUN_COLUMNS,
+  type RunRecord,
+  type RunRow,
+  runParams,
+} from '@docket/core/store';
+import type Database from 'better-sqlite3';
+import { type ClaimStatements, claimStatements } from './sql/claim.js';
+import { type CollectStatements, collectStatements } from './sql/collect.js';
+import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
+import { type EventStatements, eventStatements } from './sql/events.js';
+import { type ReadStatements, readStatements } from './sql/reads.js';
+import { type StartStatements, startStatements } from './sql/start.js';
+import { CountBuffer } from './writes/run-counts.js';
+
+/** What a run write is guarded by: the row as its plan saw it. */
+export type RunGuard = Pick<RunRecord, 'runId' | 'revision' | 'lease' | 'modelCallsUsed'>;
+
+/** Above every id: a listing from the newest. */
+export const NEWEST_ID = '\uffff';
+
+/**
+ * Docket's own statements, prepared once per connection: those several verbs share (a run's row, history and events,
+ * operator receipts, the kept counts) on this class, and each verb's own under its name (`s.claim`, `s.reads`, ...),
+ * written beside the verb in `sql/`. Every selection on a hot path is served by an index declared in `schema.ts`.
+ */
+export class Statements {
+  readonly claim: ClaimStatements;
+  readonly start: StartStatements;
+  readonly events: EventStatements;
+  readonly collect: CollectStatements;
+  readonly reads: ReadStatements;
+  readonly definitions: DefinitionStatements;
+
+  readonly selectRun: Database.Statement<[string, string], RunRow>;
+  readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
+  private readonly insertRunValues: Database.Statement<unknown[]>;
+  private readonly insertHistoryValues: Database.Statement<unknown[]>;
+  private readonly updates = new Map<string, Database.Statement>();
+  readonly insertEvent: Database.Statement<[EventRow]>;
+  readonly selectEvent: Database.Statement<[string, string], EventRow>;
+  readonly updateEvent: Database.Statement<[EventRow & { expected_revision: number }]>;
+  readonly selectCommand: Database.Statement<[string, string], { request_hash: string; result: string }>;
+  readonly insertCommand: Database.Statement<[string, string, string, string, number]>;
+  /** Adds `n` (1 or -1) to the count of runs of a namespace, task and status (see `writes/run-counts.ts`). */
+  readonly addCount: Database.Statement<[string, string, string, string, number]>;
+  /** Adds to the runs settled in one minute of a namespace (`namespace`, `minute`, `n`). */
+  readonly addSettled: Database.Statement<[string, number, number]>;
+
+  /** The run counts of the open batched commit, written at its end (see `CountBuffer`). */
+  readonly counts = new CountBuffer(() => this);
+
+  constructor(private readonly db: Database.Database) {
+    this.claim = claimStatements(db);
+    this.start = startStatements(db);
+    this.events = eventStatements(db);
+    this.collect = collectStatements(db);
+    this.reads = readStatements(db);
+    this.definitions = definitionStatements(db);
+    this.selectRun = db.prepare('SELECT * FROM docket_runs WHERE namespace = ? AND run_id = ?');
+    this.selectRunByKey = db.prepare(
+      'SELECT * FROM docket_runs WHERE namespace = ? AND task_name = ? AND idempotency_key = ?',
+    );
+    this.insertRunValues = db.prepare(
+      `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')})`,
+    );
+    this.insertHistoryValues = db.prepare(
+      'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.insertEvent = db.prepare(
+      `INSERT OR IGNORE INTO docket_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+    );
+    this.selectEvent = db.prepare('SELECT * FROM docket_events WHERE namespace = ? AND event_id = ?');
+    const eventSets = EVENT_COLUMNS.filter((c) => c !== 'event_id')
+      .map((c) => `${c} = @${c}`)
+      .join(', ');
+    this.updateEvent = db.prepare(
+      `UPDATE docket_events SET ${eventSets} WHERE event_id = @event_id AND revision = @expected_revision`,
+    );
+    this.selectCommand = db.prepare(
+      'SELECT request_hash, result FROM docket_commands WHERE namespace = ? AND command_id = ?',
+    );
+    this.insertCommand = db.prepare(
+      'INSERT INTO docket_commands (namespace, command_id, request_hash, result, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.addCount = db.prepare(
+      `INSERT INTO docket_run_counts (namespace, task_name, task_version, status, n) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+    );
+    this.addSettled = db.prepare(
+      `INSERT INTO docket_settled_minutes (namespace, minute, n) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+    );
+  }
+
+  /** Inserts a run's row, its values bound by position (cheaper than by name for 37 columns). */
+  insertRun(run: RunRecord): void {
+    const row = runParams(run);
+    this.insertRunValues.run(RUN_COLUMNS.map((column) => row[column]));
+  }
+
+  /** Inserts one history entry of a run, its values bound by position. */
+  insertHistory(runId: string, entry: HistoryEntry): void {
+    const h = historyParams(runId, entry);
+    this.insertHistoryValues.run(h.run_id, h.seq, h.at, h.from_status, h.to_status, h.reason, h.actor, h.detail);
+  }
+
+  /**
+   * Writes `changes` (the columns a write changes, from core's `runChanges`) to a run, only if the stored row is still
+   * `current`: the same revision, lease expiry and model call count (core's `checkWrite` makes those the only columns
+   * that change without a new revision). Setting only changed columns lets SQLite leave the index entries of unchanged
+   * columns alone, which is most of the cost of a transition. Statements are cached per column set; there are a
+   * handful. Answers whether the row was written.
+   */
+  updateRun(current: RunGuard, changes: Partial<RunRow>): boolean {
+    let key = '';
+    const values: unknown[] = [];
+    for (const column in changes) {
+      key += `${column},`;
+      values.push(changes[column as keyof RunRow]);
+    }
+    let statement = this.updates.get(key);
+    if (!statement) {
+      // A write that changes no column still checks its guard (with a SET that leaves every index alone).
+      const columns = Object.keys(changes);
+      const sets = columns.length === 0 ? 'revision = revision' : columns.map((c) => `${c} = ?`).join(', ');
+      statement = this.db.prepare(
+        `UPDATE docket_runs SET ${sets} WHERE run_id = ? AND revision = ? AND lease_expires_at IS ? AND model_calls_used = ?`,
+      );
+      this.updates.set(key, statement);
+    }
+    values.push(current.runId, current.revision, current.lease?.expiresAt ?? null, current.modelCallsUsed);
+    return statement.run(values).changes === 1;
+  }
+}
