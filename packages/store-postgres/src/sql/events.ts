@@ -1,18 +1,15 @@
 import {
   type CallbackEventRecord,
-  checkEventWrite,
-  EVENT_COLUMNS,
   type EventPlan,
   type EventRow,
   type EventSelectRequest,
-  eventParams,
   type ListEventsRequest,
   rowToEvent,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { writeEvent } from '../writes/event-writes.js';
-import { type Executor, rowsOf } from '../writes/run-writes.js';
+import { rowsOf } from '../writes/run-writes.js';
 
 /** `Store.claimEvents`: due or abandoned events of the wanted tasks and kinds, locked, planned and written. */
 export function claimEvents(ctx: PgContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {

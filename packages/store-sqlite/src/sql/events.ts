@@ -1,10 +1,8 @@
 import {
   type CallbackEventRecord,
-  checkEventWrite,
   type EventPlan,
   type EventRow,
   type EventSelectRequest,
-  eventParams,
   type ListEventsRequest,
   rowToEvent,
 } from '@docket/core/store';

@@ -1,21 +1,16 @@
 import { DocketError } from '@docket/core';
 import {
-  checkWrite,
-  eventParams,
   isThenable,
   type PlanResult,
   type RunRecord,
   type RunWrite,
   rowToRun,
-  runChanges,
   type TransactOptions,
   type TransactPlan,
 } from '@docket/core/store';
 import { BatchAbort } from '../commit-batcher.js';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import type { SqliteTransaction } from '../options.js';
-import type { Statements } from '../statements.js';
-import { countMove, countSettle } from '../writes/run-counts.js';
 import { applyWrite, tryApplyWrite } from '../writes/run-writes.js';
 
 /**

@@ -1,34 +1,10 @@
-import { DocketError } from '@docket/core';
-import type { KnownRuns } from '@docket/core/store';
-import {
-  type CreateRunRequest,
-  type CreateRunResult,
-  checkWrite,
-  isThenable,
-  type PlanResult,
-  type RunRecord,
-  type RunRow,
-  rowToRun,
-  type TransactPlan,
-} from '@docket/core/store';
+import { type CreateRunRequest, type CreateRunResult, type RunRecord, type RunRow, rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
-import type { PostgresTransaction } from '../../connection.js';
-import { classify, OutcomeTracker, sqlState, statementRefused } from '../../errors.js';
+import { classify, OutcomeTracker, statementRefused } from '../../errors.js';
 import { Batcher, type Queued } from '../../wire/micro-batcher.js';
 import { notifyText, preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, writeInOneMessage } from '../../wire/session.js';
-import {
-  applyLockedWrites,
-  applyRunWrites,
-  type Executor,
-  insertRuns,
-  insertRunsStatement,
-  type PendingWrite,
-  rowsOf,
-  runWritesStatement,
-  type Tables,
-  wakeNamespaces,
-} from '../../writes/run-writes.js';
+import { type Executor, insertRuns, insertRunsStatement, rowsOf, type Tables } from '../../writes/run-writes.js';
 import type { Transaction } from '../../writes/transaction.js';
 
 interface StartItem extends Queued<CreateRunResult> {
