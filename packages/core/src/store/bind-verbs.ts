@@ -1,29 +1,33 @@
 import type { Store } from './contract.js';
 
 /** The `Store` methods a store implements as verbs: everything but its name, capabilities, lifecycle and listener. */
-export type StoreVerbName =
-  | 'registerDefinition'
-  | 'createRun'
-  | 'createRuns'
-  | 'transactSchedule'
-  | 'dueSchedules'
-  | 'listSchedules'
-  | 'getRun'
-  | 'getHistory'
-  | 'callbackCounts'
-  | 'callbackCountsOf'
-  | 'runStats'
-  | 'settledPerMinute'
-  | 'transact'
-  | 'claimDue'
-  | 'recoverExpired'
-  | 'nextDueAt'
-  | 'claimEvents'
-  | 'transactEvent'
-  | 'listEvents'
-  | 'listRuns'
-  | 'runCommand'
-  | 'collect';
+export const STORE_VERB_NAMES = [
+  'registerDefinition',
+  'createRun',
+  'createRuns',
+  'transactSchedule',
+  'dueSchedules',
+  'listSchedules',
+  'getRun',
+  'getHistory',
+  'callbackCounts',
+  'callbackCountsOf',
+  'runStats',
+  'settledPerMinute',
+  'transact',
+  'claimDue',
+  'recoverExpired',
+  'nextDueAt',
+  'claimEvents',
+  'transactEvent',
+  'listEvents',
+  'listRuns',
+  'runCommand',
+  'collect',
+] as const satisfies readonly (keyof Store)[];
+
+/** One of `STORE_VERB_NAMES`. */
+export type StoreVerbName = (typeof STORE_VERB_NAMES)[number];
 
 /** A store's verbs as functions that take the store's context `C` first, then the method's own arguments. */
 export type StoreVerbs<C, Tx = unknown> = {

@@ -42,7 +42,7 @@ export {
 } from '../machine/state-machine.js';
 export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
-export { bindVerbs, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
+export { bindVerbs, STORE_VERB_NAMES, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
 export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';

@@ -2,21 +2,15 @@ import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/ru
 import type { Json } from '../util/json.js';
 import { bindVerbs } from './bind-verbs.js';
 import type { Store } from './contract.js';
+import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
-import { registerDefinition, runCommand } from './memory/commands.js';
+import { runCommand } from './memory/commands.js';
+import { registerDefinition } from './memory/definitions.js';
 import { claimEvents, listEvents, transactEvent } from './memory/events.js';
-import {
-  claimDue,
-  createRun,
-  createRuns,
-  listRuns,
-  type MemoryTransaction,
-  nextDueAt,
-  recoverExpired,
-  runReads,
-  transact,
-} from './memory/runs.js';
+import { listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
+import { type MemoryTransaction, transact } from './memory/settle.js';
+import { createRun, createRuns } from './memory/start.js';
 import { clone, key, MemoryState } from './memory/state.js';
 
 export type { MemoryTransaction };

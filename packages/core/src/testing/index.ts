@@ -1,4 +1,5 @@
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { StoreVerbName } from '../store/bind-verbs.js';
 import { batchingSuite } from './batching.js';
 import { budgetsSuite } from './budgets.js';
 import { bulkStartsSuite } from './bulk-starts.js';
@@ -20,6 +21,7 @@ import { statsSuite } from './stats.js';
 import { taskRunSuite } from './task-run.js';
 import { transitionsSuite } from './transitions.js';
 import { triggersSuite } from './triggers.js';
+import { recordingVerbs } from './verb-coverage.js';
 
 export { memoryStore } from '../store/memory-store.js';
 export {
@@ -35,6 +37,7 @@ export {
 } from './harness.js';
 export { checkSlotRuns, expectOneRunPerSecond, type ScheduleTrial, type SlotRunsReport } from './schedule-check.js';
 export { expectSchemaMatchesCodec, type SchemaColumns, schemaCodecSuite } from './schema-codec.js';
+export { recordingVerbs, uncoveredVerbs } from './verb-coverage.js';
 
 /** Options of `runStoreConformance`. */
 export interface ConformanceOptions {
@@ -65,39 +68,58 @@ export type ConformanceArea =
   | 'schedules'
   | 'stats';
 
-const AREAS: Record<ConformanceArea, <Tx>(factory: HarnessFactory<Tx>) => void> = {
-  idempotency: idempotencySuite,
-  claims: claimsSuite,
-  transitions: transitionsSuite,
-  batching: batchingSuite,
-  leases: leasesSuite,
-  rollback: rollbackSuite,
-  history: historySuite,
-  budgets: budgetsSuite,
-  shutdown: shutdownSuite,
-  triggers: triggersSuite,
-  checks: checksSuite,
-  deadlines: deadlinesSuite,
-  taskRun: taskRunSuite,
-  callbacks: callbacksSuite,
-  operator: operatorSuite,
-  retention: retentionSuite,
-  retries: retriesSuite,
-  bulkStarts: bulkStartsSuite,
-  schedules: schedulesSuite,
-  stats: statsSuite,
+/** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
+export interface AreaSuite {
+  suite: <Tx>(factory: HarnessFactory<Tx>) => void;
+  verbs: readonly StoreVerbName[];
+}
+
+const AREAS: Record<ConformanceArea, AreaSuite> = {
+  idempotency: { suite: idempotencySuite, verbs: ['registerDefinition', 'createRun', 'getRun'] },
+  claims: { suite: claimsSuite, verbs: ['claimDue', 'nextDueAt', 'transact'] },
+  transitions: { suite: transitionsSuite, verbs: ['transact', 'getRun', 'getHistory'] },
+  batching: { suite: batchingSuite, verbs: ['transact', 'claimDue'] },
+  leases: { suite: leasesSuite, verbs: ['recoverExpired', 'transact', 'runCommand'] },
+  rollback: { suite: rollbackSuite, verbs: ['transact'] },
+  history: { suite: historySuite, verbs: ['getHistory'] },
+  budgets: { suite: budgetsSuite, verbs: ['transact'] },
+  shutdown: { suite: shutdownSuite, verbs: ['claimDue', 'transact'] },
+  triggers: { suite: triggersSuite, verbs: ['transact', 'getRun'] },
+  checks: { suite: checksSuite, verbs: ['transact'] },
+  deadlines: { suite: deadlinesSuite, verbs: ['claimDue', 'transact'] },
+  taskRun: { suite: taskRunSuite, verbs: ['transact', 'runCommand'] },
+  callbacks: {
+    suite: callbacksSuite,
+    verbs: ['claimEvents', 'transactEvent', 'listEvents', 'runCommand', 'callbackCounts'],
+  },
+  operator: { suite: operatorSuite, verbs: ['runCommand', 'listRuns', 'callbackCountsOf'] },
+  retention: { suite: retentionSuite, verbs: ['collect'] },
+  retries: { suite: retriesSuite, verbs: ['claimEvents', 'transactEvent', 'transact'] },
+  bulkStarts: { suite: bulkStartsSuite, verbs: ['createRuns', 'listRuns', 'callbackCountsOf'] },
+  schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
+  stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
 };
 
-/** Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. */
+/** The conformance areas and the store verbs each covers. */
+export const CONFORMANCE_AREAS: Readonly<Record<ConformanceArea, AreaSuite>> = AREAS;
+
+/**
+ * Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. After each
+ * area, a test checks that the area called every store verb it says it covers.
+ */
 export function runStoreConformance<Tx>(
   name: string,
   factory: HarnessFactory<Tx>,
   options: ConformanceOptions = {},
 ): void {
   describe(`store conformance: ${name}`, () => {
-    for (const [area, suite] of Object.entries(AREAS) as [ConformanceArea, (f: HarnessFactory<Tx>) => void][]) {
+    for (const [area, { suite, verbs }] of Object.entries(AREAS) as [ConformanceArea, AreaSuite][]) {
       if (options.skipAreas?.includes(area)) continue;
-      suite(factory);
+      const called = new Set<StoreVerbName>();
+      suite(recordingVerbs(factory, called));
+      it(`${area}: calls every store verb it covers`, () => {
+        expect(verbs.filter((verb) => !called.has(verb))).toEqual([]);
+      });
     }
   });
 }

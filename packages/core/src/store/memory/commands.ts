@@ -1,18 +1,7 @@
 import type { Json } from '../../util/json.js';
 import { decideCommand } from '../commands.js';
-import type { CommandPlan, CommandRequest, DefinitionRecord } from '../contract.js';
-import { definitionConflict } from '../definitions.js';
+import type { CommandPlan, CommandRequest } from '../contract.js';
 import { clone, key, type MemoryState } from './state.js';
-
-/** `Store.registerDefinition`. */
-export function registerDefinition(m: MemoryState, definition: DefinitionRecord): Promise<void> {
-  return m.exclusive(() => {
-    const k = `${definition.namespace}\u0000${definition.name}\u0000${definition.version}`;
-    const existing = m.definitions.get(k);
-    if (existing && existing.hash !== definition.hash) throw definitionConflict(definition);
-    if (!existing) m.definitions.set(k, clone(definition));
-  });
-}
 
 /** `Store.runCommand`: a stored receipt as it is, or core's decision, its writes and the receipt together. */
 export function runCommand<T extends Json>(
