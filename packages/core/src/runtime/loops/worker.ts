@@ -77,96 +77,122 @@ export class WorkerLoop {
     this.settled();
   };
 
+  /** Claims into free slots until stopped, sleeping until the next due run (or a wake) when nothing is claimable. */
   private async loop(): Promise<void> {
     const { engine } = this;
-    const { pollMs, leaseMs, recoveryLimit } = engine.options.protocol;
+    const { pollMs } = engine.options.protocol;
     const tasks = this.taskKeys();
-    const actor = engine.workerActor;
     while (this.running) {
       // More may be due right away only when the last claim filled what it asked for.
-      let more = false;
-      let full = false;
+      let turn: 'more' | 'full' | 'idle' = 'idle';
       try {
-        const now = engine.now();
-        if (now - this.lastRecovery >= pollMs || now < this.lastRecovery) {
-          this.lastRecovery = now;
-          const recovered = await engine.store.recoverExpired({
-            namespace: engine.namespace,
-            limit: 100,
-            now,
-            plan: (run) => {
-              const decision = transition(run, { type: 'lease_expired', actor, recoveryLimit }, now);
-              return writeOf(decision);
-            },
-          });
-          for (const run of recovered) {
-            engine.log.warn(
-              { runId: run.runId, task: run.taskName, status: run.status, reason: run.reason },
-              'lease expired: run recovered',
-            );
-            engine.written({ run, history: [], events: [] });
-          }
-        }
-        const free = engine.options.runtime.concurrency - engine.inflight.size - engine.straggling;
-        if (free > 0 && tasks.length > 0 && this.running) {
-          const claimNow = engine.now();
-          const planned: RunWrite[] = [];
-          // Half the slots per claim at most: while one half settles, the next claim is already in flight.
-          const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
-          const claimedRuns = await engine.store.claimDue({
-            namespace: engine.namespace,
-            tasks,
-            limit,
-            now: claimNow,
-            // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
-            plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
-            plan: (run) => {
-              engine.tracing.claiming(run);
-              const write = planClaim(run, actor, leaseMs, claimNow);
-              if (write) planned.push(write);
-              return write;
-            },
-          });
-          // Only the runs the store answers were written: a plan it made for a row that had moved is not a claim. The
-          // page executes the run as the store answers it, the row as written (a store may have planned on part of
-          // a row and read the rest back with the write).
-          const writeOf = plannedWrites(planned, claimedRuns);
-          for (let i = 0; i < claimedRuns.length; i++) {
-            const run = claimedRuns[i] as RunRecord;
-            const write = writeOf(run.runId, i);
-            if (write === undefined) continue;
-            engine.written(write);
-            if (run.status !== 'running' || run.lease?.owner !== actor) continue;
-            const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
-            if (!task) continue;
-            this.track(executePage(engine, task, run), true);
-          }
-          engine.tracing.claimed();
-          more = claimedRuns.length >= limit;
-        } else {
-          full = free <= 0;
-          // Set before the sleep below, with no await between: a page that settles from here on wakes the loop.
-          engine.waitingForSlot = full;
-        }
+        await this.recoverIfDue();
+        turn = await this.claimTurn(tasks);
         this.errors.ok();
       } catch (error) {
         this.noteError(error);
       }
       if (!this.running) break;
-      if (more) continue;
-      if (full) {
+      if (turn === 'more') continue;
+      if (turn === 'full') {
         await engine.sleep(pollMs);
         engine.waitingForSlot = false;
         continue;
       }
-      let wait = pollMs;
-      try {
-        const due = await engine.store.nextDueAt(engine.namespace, tasks);
-        if (due !== null) wait = Math.min(pollMs, Math.max(0, due - engine.now()));
-      } catch (error) {
-        this.noteError(error);
-      }
-      await engine.sleep(Math.max(1, wait));
+      await engine.sleep(Math.max(1, await this.untilNextDue(tasks)));
+    }
+  }
+
+  /** At most every `pollMs`: takes back runs whose lease expired (the recovery sweep). */
+  private async recoverIfDue(): Promise<void> {
+    const { engine } = this;
+    const { pollMs, recoveryLimit } = engine.options.protocol;
+    const now = engine.now();
+    if (now - this.lastRecovery < pollMs && now >= this.lastRecovery) return;
+    this.lastRecovery = now;
+    const actor = engine.workerActor;
+    const recovered = await engine.store.recoverExpired({
+      namespace: engine.namespace,
+      limit: 100,
+      now,
+      plan: (run) => writeOf(transition(run, { type: 'lease_expired', actor, recoveryLimit }, now)),
+    });
+    for (const run of recovered) {
+      engine.log.warn(
+        { runId: run.runId, task: run.taskName, status: run.status, reason: run.reason },
+        'lease expired: run recovered',
+      );
+      engine.written({ run, history: [], events: [] });
+    }
+  }
+
+  /**
+   * One claim into the free slots, each claimed run's page started: `more` when the claim filled what it asked for,
+   * `full` when no slot was free, else `idle`.
+   */
+  private async claimTurn(tasks: readonly TaskKey[]): Promise<'more' | 'full' | 'idle'> {
+    const { engine } = this;
+    const free = engine.options.runtime.concurrency - engine.inflight.size - engine.straggling;
+    if (free <= 0 || tasks.length === 0 || !this.running) {
+      // Set before the loop's sleep, with no await between: a page that settles from here on wakes the loop.
+      engine.waitingForSlot = free <= 0;
+      return free <= 0 ? 'full' : 'idle';
+    }
+    const { leaseMs } = engine.options.protocol;
+    const actor = engine.workerActor;
+    const claimNow = engine.now();
+    const planned: RunWrite[] = [];
+    // Half the slots per claim at most: while one half settles, the next claim is already in flight.
+    const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
+    const claimedRuns = await engine.store.claimDue({
+      namespace: engine.namespace,
+      tasks,
+      limit,
+      now: claimNow,
+      // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
+      plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
+      plan: (run) => {
+        engine.tracing.claiming(run);
+        const write = planClaim(run, actor, leaseMs, claimNow);
+        if (write) planned.push(write);
+        return write;
+      },
+    });
+    this.startClaimed(planned, claimedRuns);
+    engine.tracing.claimed();
+    return claimedRuns.length >= limit ? 'more' : 'idle';
+  }
+
+  /**
+   * Starts the page of each run the store answered. Only those were written: a plan it made for a row that had moved
+   * is not a claim. The page executes the run as the store answers it, the row as written (a store may have planned
+   * on part of a row and read the rest back with the write).
+   */
+  private startClaimed(planned: readonly RunWrite[], claimedRuns: readonly RunRecord[]): void {
+    const { engine } = this;
+    const writeOf = plannedWrites(planned, claimedRuns);
+    for (let i = 0; i < claimedRuns.length; i++) {
+      const run = claimedRuns[i] as RunRecord;
+      const write = writeOf(run.runId, i);
+      if (write === undefined) continue;
+      engine.written(write);
+      if (run.status !== 'running' || run.lease?.owner !== engine.workerActor) continue;
+      const task = engine.tasks.get(`${run.taskName}@${run.taskVersion}`);
+      if (!task) continue;
+      this.track(executePage(engine, task, run), true);
+    }
+  }
+
+  /** How long to sleep when nothing more is claimable now: until the next due run, at most `pollMs`. */
+  private async untilNextDue(tasks: readonly TaskKey[]): Promise<number> {
+    const { engine } = this;
+    const { pollMs } = engine.options.protocol;
+    try {
+      const due = await engine.store.nextDueAt(engine.namespace, tasks);
+      return due === null ? pollMs : Math.min(pollMs, Math.max(0, due - engine.now()));
+    } catch (error) {
+      this.noteError(error);
+      return pollMs;
     }
   }
 

@@ -1,4 +1,6 @@
-import type { RunInfo, RunRecord } from '../../machine/run-types.js';
+import { type RunInfo, type RunRecord, toRunInfo } from '../../machine/run-types.js';
+import { DocketError } from '../../util/errors.js';
+import { assertRunId } from '../../util/ids.js';
 import type { WorkerLoop } from '../loops/worker.js';
 import type { Engine, RegisteredTask } from '../queue/engine.js';
 
@@ -24,4 +26,44 @@ export interface TaskScope<Q, S> {
   load(runId: string, operation: string): Promise<RunRecord | null>;
   /** The run's `RunInfo`, with its callback counts. */
   info(run: RunRecord): Promise<RunInfo<Q, S>>;
+}
+
+/** The scope of one task's operations: its run reader checks that a run belongs to this task. */
+export function taskScope<Q, S>(
+  engine: Engine,
+  registered: RegisteredTask,
+  guards: QueueGuards,
+  workers: () => WorkerLoop | null,
+): TaskScope<Q, S> {
+  const def = registered.definition;
+  const { namespace, store } = engine;
+  return {
+    engine,
+    registered,
+    guards,
+    workers,
+    async load(runId, operation) {
+      assertRunId(runId, operation);
+      const run = await store.getRun(namespace, runId);
+      if (run && (run.taskName !== def.name || run.taskVersion !== def.version)) {
+        throw new DocketError(
+          'TASK_IDENTITY_MISMATCH',
+          `run ${runId} belongs to ${run.taskName}@${run.taskVersion}, not ${def.name}@${def.version}`,
+          { operation, runId },
+        );
+      }
+      return run;
+    },
+    async info(run) {
+      return toRunInfo<Q, S>(run, await store.callbackCounts(namespace, run.runId));
+    },
+  };
+}
+
+/** Refuses a start on a consumer queue (`MODE_OPERATION_NOT_ALLOWED`), after the queue's usability check. */
+export function assertCanStart(guards: QueueGuards, operation: string): void {
+  guards.assertUsable(operation);
+  if (guards.mode() === 'consumer') {
+    throw new DocketError('MODE_OPERATION_NOT_ALLOWED', 'a consumer queue cannot start runs', { operation });
+  }
 }
