@@ -2,13 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createQueue, DocketError, isDocketError, type Queue, RUN_STATUSES, type RunStatus } from '@docket/core';
 import { dashboardCommand } from './dashboard-command.js';
-import { historyTable, runDetails, runsTable, table, useColour } from './format.js';
-import { migrateCommand } from './migrate-command.js';
+import { deadLettersCommand } from './dead-letters-command.js';
+import { useColour } from './format.js';
+import { type MigrateTarget, migrateCommand } from './migrate-command.js';
 import { providersCheck } from './providers-command.js';
+import { runsCommand } from './runs-command.js';
 import { schedulesCommand } from './schedules-command.js';
 import { statsCommand } from './stats-command.js';
 import { openCommandStore } from './stores.js';
-import { COMMAND_USAGE, DEFAULT_REPLAY_REASON, USAGE } from './usage.js';
+import { COMMAND_USAGE, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
 export interface Io {
@@ -135,88 +137,112 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return 0;
   }
   try {
-    if (!ALLOWED[command]) {
-      const unknown = `unknown command: ${positionals.join(' ')}${endOfOptionsHint(positionals)}`;
-      throw new UsageError(positionals.length === 0 ? 'name a command' : unknown);
-    }
-    for (const [flag, value] of Object.entries(values)) {
-      if (value !== undefined && !GLOBAL.includes(flag) && !ALLOWED[command].includes(flag)) {
-        throw new UsageError(`${command} does not take --${flag}`);
-      }
-    }
-    const args = positionals.slice(command.split(' ').length);
-    const expectedArgs = NEEDS_ID.has(command) ? 1 : 0;
-    if (args.length !== expectedArgs) {
-      const wrong = expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`;
-      throw new UsageError(`${wrong}${endOfOptionsHint(args)}`);
-    }
-    const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
-    if ((steers || command === 'schedules pause' || command === 'schedules resume') && !values.reason) {
-      throw new UsageError(`${command} needs --reason <text>`);
-    }
-    if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
-      throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
-    }
-    const limit = integer(values.limit, '--limit');
-    const port = integer(values.port, '--port');
-    if (port !== undefined && port > 65_535) throw new UsageError('--port takes 0 to 65535');
-    const expectedRevision = integer(values['expected-revision'], '--expected-revision');
+    const checked = checkUsage(command, values, positionals);
     if (command === 'providers check') return await providersCheck(values.provider, io, values.json === true);
-
-    const databaseUrl = values['database-url'] ?? (values.db === undefined ? io.env.DOCKET_DATABASE_URL : undefined);
-    const file = values.db ?? (databaseUrl === undefined ? io.env.DOCKET_DB : undefined);
-    if (databaseUrl !== undefined && values.db !== undefined)
-      throw new UsageError('name one store: --db or --database-url');
-    if (databaseUrl === undefined && file === undefined) {
-      throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB), or --database-url <postgres://...>');
-    }
-    const target =
-      databaseUrl !== undefined
-        ? { databaseUrl, ...(values.schema ? { schema: values.schema } : {}) }
-        : { file: file as string };
-    if (command === 'migrate') {
-      const print = (value: unknown, human: () => string) =>
-        io.out(values.json ? JSON.stringify(value, null, 2) : human());
-      return await migrateCommand(target, values['dry-run'] === true, print);
-    }
-    if (file !== undefined && !existsSync(file)) {
-      throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${file}`, { operation: 'docket' });
-    }
-    const writes = WRITES.has(command) || (command === 'dashboard' && values['read-only'] !== true);
-    const store = await openCommandStore(target, writes ? 'write' : 'read');
-    const queue = createQueue({
-      store,
-      namespace: values.namespace ?? 'default',
-      runtime: { mode: 'producer' },
-    });
-    try {
-      await queue.ready();
-      if (command === 'dashboard') {
-        const flags = {
-          port: port ?? 4620,
-          host: values.host ?? '127.0.0.1',
-          readOnly: values['read-only'] === true,
-          token: values.token ?? io.env.DOCKET_DASHBOARD_TOKEN,
-        };
-        return await dashboardCommand(queue, flags, io, io.stopped);
-      }
-      return await dispatch(queue, command, args[0] ?? '', { ...values, limit, expectedRevision }, io);
-    } finally {
-      await queue.close();
-    }
+    return await onStore(command, values, checked, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`${error.message}\n${COMMAND_USAGE[command] ?? USAGE}`);
-      return 2;
+    return reportError(error, command, io);
+  }
+}
+
+/** The flags and arguments of a command after its usage was checked. */
+interface CheckedUsage {
+  args: string[];
+  limit: number | undefined;
+  port: number | undefined;
+  expectedRevision: number | undefined;
+}
+
+/** Checks the command, its flags and its arguments; throws `UsageError` naming what is wrong. */
+function checkUsage(command: string, values: Values, positionals: string[]): CheckedUsage {
+  const allowed = ALLOWED[command];
+  if (!allowed) {
+    const unknown = `unknown command: ${positionals.join(' ')}${endOfOptionsHint(positionals)}`;
+    throw new UsageError(positionals.length === 0 ? 'name a command' : unknown);
+  }
+  for (const [flag, value] of Object.entries(values)) {
+    if (value !== undefined && !GLOBAL.includes(flag) && !allowed.includes(flag)) {
+      throw new UsageError(`${command} does not take --${flag}`);
     }
-    if (isDocketError(error)) {
-      const hint = error.code === 'SCHEMA_MISMATCH' ? " (docket migrate creates or upgrades Docket's tables)" : '';
-      io.err(`${error.code}: ${error.message}${hint}`);
-      return 1;
+  }
+  const args = positionals.slice(command.split(' ').length);
+  const expectedArgs = NEEDS_ID.has(command) ? 1 : 0;
+  if (args.length !== expectedArgs) {
+    const wrong = expectedArgs === 1 ? `${command} takes one id` : `${command} takes no arguments`;
+    throw new UsageError(`${wrong}${endOfOptionsHint(args)}`);
+  }
+  const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
+  if ((steers || command === 'schedules pause' || command === 'schedules resume') && !values.reason) {
+    throw new UsageError(`${command} needs --reason <text>`);
+  }
+  if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
+    throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+  }
+  const limit = integer(values.limit, '--limit');
+  const port = integer(values.port, '--port');
+  if (port !== undefined && port > 65_535) throw new UsageError('--port takes 0 to 65535');
+  const expectedRevision = integer(values['expected-revision'], '--expected-revision');
+  return { args, limit, port, expectedRevision };
+}
+
+/** The store the flags (or `DOCKET_DATABASE_URL`, `DOCKET_DB`) name. */
+function storeTarget(values: Values, io: Io): MigrateTarget {
+  const databaseUrl = values['database-url'] ?? (values.db === undefined ? io.env.DOCKET_DATABASE_URL : undefined);
+  const file = values.db ?? (databaseUrl === undefined ? io.env.DOCKET_DB : undefined);
+  if (databaseUrl !== undefined && values.db !== undefined)
+    throw new UsageError('name one store: --db or --database-url');
+  if (databaseUrl !== undefined) return { databaseUrl, ...(values.schema ? { schema: values.schema } : {}) };
+  if (file === undefined) {
+    throw new UsageError('name the store: --db <file.sqlite> (or DOCKET_DB), or --database-url <postgres://...>');
+  }
+  return { file };
+}
+
+/** Runs a command that needs a store: `migrate` on its own, the others through a producer queue on it. */
+async function onStore(command: string, values: Values, checked: CheckedUsage, io: Io): Promise<number> {
+  const target = storeTarget(values, io);
+  if (command === 'migrate') {
+    const print = (value: unknown, human: () => string) =>
+      io.out(values.json ? JSON.stringify(value, null, 2) : human());
+    return await migrateCommand(target, values['dry-run'] === true, print);
+  }
+  if ('file' in target && !existsSync(target.file)) {
+    throw new DocketError('CONNECTION_UNAVAILABLE', `no database at ${target.file}`, { operation: 'docket' });
+  }
+  const writes = WRITES.has(command) || (command === 'dashboard' && values['read-only'] !== true);
+  const store = await openCommandStore(target, writes ? 'write' : 'read');
+  const queue = createQueue({ store, namespace: values.namespace ?? 'default', runtime: { mode: 'producer' } });
+  try {
+    await queue.ready();
+    if (command === 'dashboard') {
+      const flags = {
+        port: checked.port ?? 4620,
+        host: values.host ?? '127.0.0.1',
+        readOnly: values['read-only'] === true,
+        token: values.token ?? io.env.DOCKET_DASHBOARD_TOKEN,
+      };
+      return await dashboardCommand(queue, flags, io, io.stopped);
     }
-    io.err(`error: ${(error as Error).message}`);
+    const { limit, expectedRevision } = checked;
+    return await dispatch(queue, command, checked.args[0] ?? '', { ...values, limit, expectedRevision }, io);
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Writes a failed command's error: usage errors exit 2, a `DocketError` (or any other) 1. */
+function reportError(error: unknown, command: string, io: Io): number {
+  if (error instanceof UsageError) {
+    io.err(`${error.message}\n${COMMAND_USAGE[command] ?? USAGE}`);
+    return 2;
+  }
+  if (isDocketError(error)) {
+    const hint = error.code === 'SCHEMA_MISMATCH' ? " (docket migrate creates or upgrades Docket's tables)" : '';
+    io.err(`${error.code}: ${error.message}${hint}`);
     return 1;
   }
+  io.err(`error: ${(error as Error).message}`);
+  return 1;
 }
 
 type Options = Omit<Values, 'limit'> & { limit: number | undefined; expectedRevision: number | undefined };
@@ -226,107 +252,17 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
   const json = o.json === true;
   const print = (value: unknown, human: () => string) => io.out(json ? JSON.stringify(value, null, 2) : human());
   switch (command) {
-    case 'runs list': {
-      const page = await op.runs.list({
-        ...(o.task ? { taskName: o.task } : {}),
-        ...(o.status ? { status: o.status as RunStatus } : {}),
-        ...(o.limit === undefined ? {} : { limit: o.limit }),
-        ...(o.cursor ? { cursor: o.cursor } : {}),
-        ...(o.payloads ? { payloads: true } : {}),
-      });
-      print(page, () => {
-        const lines = [page.items.length === 0 ? 'no runs' : runsTable(page.items, io.colour)];
-        if (page.nextCursor) lines.push(`more: --cursor ${page.nextCursor}`);
-        return lines.join('\n');
-      });
-      return 0;
-    }
-    case 'runs get': {
-      const run = await op.runs.get(id);
-      print(run, () => (run ? runDetails(run, io.colour) : `no run ${id}`));
-      return run ? 0 : 1;
-    }
-    case 'runs history': {
-      const history = await op.runs.history(id);
-      print(history, () => (history.length === 0 ? `no run ${id}` : historyTable(history, io.colour)));
-      return history.length > 0 ? 0 : 1;
-    }
+    case 'runs list':
+    case 'runs get':
+    case 'runs history':
     case 'runs cancel':
     case 'runs pause':
     case 'runs resume':
-    case 'runs retry': {
-      const verb = command.slice(5) as 'cancel' | 'pause' | 'resume' | 'retry';
-      let expectedRevision = o.expectedRevision;
-      if (expectedRevision === undefined) {
-        const run = await op.runs.get(id);
-        if (!run) {
-          print({ kind: 'not_found', runId: id }, () => `no run ${id}`);
-          return 1;
-        }
-        expectedRevision = run.revision;
-      }
-      // A generated command id makes this call safe to retry by hand: the same id returns the first result.
-      const commandId = o['command-id'] ?? `cli-${verb}-${id}-${expectedRevision}`;
-      const result = await op.runs[verb]({ runId: id, expectedRevision, reason: o.reason as string, commandId });
-      print(result, () =>
-        result.kind === 'not_found'
-          ? `no run ${id}`
-          : `${result.kind}: run ${id} is ${result.status} at revision ${result.revision}${result.changed ? '' : ' (unchanged)'}`,
-      );
-      return result.kind === 'not_found' ? 1 : 0;
-    }
-    case 'dead-letters list': {
-      const page = await op.deadLetters.list({
-        ...(o.limit === undefined ? {} : { limit: o.limit }),
-        ...(o.cursor ? { cursor: o.cursor } : {}),
-      });
-      print(page, () => {
-        if (page.items.length === 0) return 'no dead letters';
-        const lines = [
-          table(
-            ['EVENT', 'RUN', 'KIND', 'ATTEMPTS', 'DEAD AT', 'REVISION', 'ERROR'],
-            page.items.map((d) => [
-              d.eventId,
-              d.runId,
-              d.kind,
-              String(d.deliveryAttempt),
-              d.deadAt,
-              String(d.revision),
-              d.error ? `${d.error.code}: ${d.error.message}` : '',
-            ]),
-          ),
-        ];
-        if (page.nextCursor) lines.push(`more: --cursor ${page.nextCursor}`);
-        return lines.join('\n');
-      });
-      return 0;
-    }
-    case 'dead-letters replay': {
-      let expectedRevision = o.expectedRevision;
-      if (expectedRevision === undefined) {
-        let cursor: string | undefined;
-        do {
-          const page = await op.deadLetters.list({ limit: 200, ...(cursor ? { cursor } : {}) });
-          expectedRevision = page.items.find((d) => d.eventId === id)?.revision;
-          cursor = page.nextCursor ?? undefined;
-        } while (expectedRevision === undefined && cursor);
-        if (expectedRevision === undefined) {
-          print({ kind: 'not_found', eventId: id }, () => `no dead letter ${id}`);
-          return 1;
-        }
-      }
-      const commandId = o['command-id'] ?? `cli-replay-${id}-${expectedRevision}`;
-      const result = await op.deadLetters.replay({
-        eventId: id,
-        expectedRevision,
-        reason: o.reason ?? DEFAULT_REPLAY_REASON,
-        commandId,
-      });
-      print(result, () =>
-        result.kind === 'not_found' ? `no dead letter ${id}` : `${result.kind}: event ${id} is ${result.status}`,
-      );
-      return result.kind === 'not_found' ? 1 : 0;
-    }
+    case 'runs retry':
+      return runsCommand(op, command, id, o, print, io.colour);
+    case 'dead-letters list':
+    case 'dead-letters replay':
+      return deadLettersCommand(op, command, id, o, print);
     case 'schedules list':
     case 'schedules pause':
     case 'schedules resume':

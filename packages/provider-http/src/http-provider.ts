@@ -131,121 +131,40 @@ function withoutCredentials(baseUrl: string): string {
  * (`PROVIDER_TIMEOUT`). Every failure is a coded `DocketError`; the API key never appears in any of them.
  */
 export function httpProvider(options: HttpProviderOptions): HttpProvider {
-  const parsed = v.safeParse(optionsSchema, options);
   const secrets = secretsOf(options);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
-    // The expectation only, never the value received: a misplaced key must not be printed back.
-    const expected = issue?.expected ? `expected ${issue.expected}` : 'invalid';
-    throw providerError('PROVIDER_CONFIG_INVALID', `invalid provider option ${path}: ${expected}`, secrets, {
-      details: { path },
-    });
-  }
-  const config = parsed.output;
-  const apiKey = config.apiKey;
+  const config = parseOptions(options, secrets);
   const api = APIS[config.kind];
-  const timeoutMs = config.timeoutMs ?? 60_000;
   const name = config.name ?? config.kind;
+  const call: ProviderCall = { name, secrets, timeoutMs: config.timeoutMs ?? 60_000 };
   const settings = { model: config.model, maxTokensField: config.maxTokensField, options: config.options ?? {} };
 
   async function generate(request: ModelRequest & { signal: AbortSignal }): Promise<ModelResponse> {
     const { signal, ...rest } = request;
-    const controller = new AbortController();
-    let why: 'caller' | 'timeout' | null = null;
-    const onAbort = () => {
-      why ??= 'caller';
-      controller.abort();
+    const init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...config.headers, ...api.headers(config.apiKey) },
+      body: JSON.stringify(api.body(rest, settings)),
     };
-    if (signal?.aborted) {
-      throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted before it was sent`, secrets);
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => {
-      why ??= 'timeout';
-      controller.abort();
-    }, timeoutMs);
-    const fail = (error: unknown): never => {
-      if (why === 'caller') throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted`, secrets);
-      if (why === 'timeout') {
-        throw providerError('PROVIDER_TIMEOUT', `${name}: no answer within ${timeoutMs} ms`, secrets, {
-          details: { timeoutMs },
-        });
-      }
-      throw providerError('PROVIDER_HTTP_ERROR', `${name}: the connection failed (${describe(error)})`, secrets, {
-        retryable: true,
-        details: { status: 0 },
-        cause: error,
-      });
-    };
-    try {
-      let response: Response;
-      try {
-        response = await fetch(api.url(config.baseUrl, config.model), {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...config.headers, ...api.headers(apiKey) },
-          body: JSON.stringify(api.body(rest, settings)),
-          signal: controller.signal,
-        });
-      } catch (error) {
-        return fail(error);
-      }
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        return fail(error);
-      }
-      if (!response.ok) {
-        const retryAfter = retryAfterMs(response.headers.get('retry-after'));
-        throw providerError('PROVIDER_HTTP_ERROR', `${name}: HTTP ${response.status}`, secrets, {
-          retryable: RETRYABLE_STATUS(response.status),
-          details: {
-            status: response.status,
-            body: text.slice(0, 500),
-            ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
-          },
-        });
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw providerError('PROVIDER_INVALID_RESPONSE', `${name}: the answer is not JSON`, secrets, {
+    const { response, text } = await timedFetch(call, api.url(config.baseUrl, config.model), init, signal);
+    const body = parseBody(call, response, text);
+    const answer = api.parse(body);
+    if (answer === null) {
+      throw providerError(
+        'PROVIDER_INVALID_RESPONSE',
+        `${name}: the answer is not the ${config.kind} API's shape`,
+        secrets,
+        {
           details: { body: text.slice(0, 500) },
-        });
-      }
-      const answer = api.parse(body);
-      if (answer === null) {
-        throw providerError(
-          'PROVIDER_INVALID_RESPONSE',
-          `${name}: the answer is not the ${config.kind} API's shape`,
-          secrets,
-          {
-            details: { body: text.slice(0, 500) },
-          },
-        );
-      }
-      if (answer.finishReason !== 'stop') {
-        throw providerError('PROVIDER_TRUNCATED', `${name}: the answer stopped for ${answer.finishReason}`, secrets, {
-          details: { finishReason: answer.finishReason, text: answer.text.slice(0, 500) },
-        });
-      }
-      let content = answer.text;
-      if (request.responseFormat === 'json') {
-        const json = extractJson(content);
-        if (json === null) {
-          throw providerError('PROVIDER_INVALID_RESPONSE', `${name}: the content is not the JSON asked for`, secrets, {
-            details: { text: content.slice(0, 500) },
-          });
-        }
-        content = json;
-      }
-      return { ...answer, text: content, model: answer.model || config.model, raw: body };
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+        },
+      );
     }
+    if (answer.finishReason !== 'stop') {
+      throw providerError('PROVIDER_TRUNCATED', `${name}: the answer stopped for ${answer.finishReason}`, secrets, {
+        details: { finishReason: answer.finishReason, text: answer.text.slice(0, 500) },
+      });
+    }
+    const content = request.responseFormat === 'json' ? jsonContent(call, answer.text) : answer.text;
+    return { ...answer, text: content, model: answer.model || config.model, raw: body };
   }
 
   const provider: HttpProvider = {
@@ -260,6 +179,110 @@ export function httpProvider(options: HttpProviderOptions): HttpProvider {
     value: () => `HttpProvider { name: '${name}', kind: '${config.kind}', model: '${config.model}' }`,
   });
   return provider;
+}
+
+/** What every failure of one provider's requests is reported with. */
+interface ProviderCall {
+  name: string;
+  secrets: readonly string[];
+  timeoutMs: number;
+}
+
+/** Checks the options (`PROVIDER_CONFIG_INVALID` naming the path, never the value received). */
+function parseOptions(options: HttpProviderOptions, secrets: string[]): v.InferOutput<typeof optionsSchema> {
+  const parsed = v.safeParse(optionsSchema, options);
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
+  // The expectation only, never the value received: a misplaced key must not be printed back.
+  const expected = issue?.expected ? `expected ${issue.expected}` : 'invalid';
+  throw providerError('PROVIDER_CONFIG_INVALID', `invalid provider option ${path}: ${expected}`, secrets, {
+    details: { path },
+  });
+}
+
+/**
+ * Sends the request and reads the whole answer, within the provider's `timeoutMs` and until the caller's `signal`
+ * aborts: `PROVIDER_ABORTED`, `PROVIDER_TIMEOUT`, or a retryable `PROVIDER_HTTP_ERROR` (status 0) when the connection
+ * failed.
+ */
+async function timedFetch(
+  call: ProviderCall,
+  url: string,
+  init: RequestInit,
+  signal: AbortSignal | undefined,
+): Promise<{ response: Response; text: string }> {
+  const { name, secrets, timeoutMs } = call;
+  if (signal?.aborted) {
+    throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted before it was sent`, secrets);
+  }
+  const controller = new AbortController();
+  let why: 'caller' | 'timeout' | null = null;
+  const onAbort = () => {
+    why ??= 'caller';
+    controller.abort();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => {
+    why ??= 'timeout';
+    controller.abort();
+  }, timeoutMs);
+  try {
+    const response = await fetch(url, { ...init, signal: controller.signal });
+    return { response, text: await response.text() };
+  } catch (error) {
+    if (why === 'caller') throw providerError('PROVIDER_ABORTED', `${name}: the request was aborted`, secrets);
+    if (why === 'timeout') {
+      throw providerError('PROVIDER_TIMEOUT', `${name}: no answer within ${timeoutMs} ms`, secrets, {
+        details: { timeoutMs },
+      });
+    }
+    throw providerError('PROVIDER_HTTP_ERROR', `${name}: the connection failed (${describe(error)})`, secrets, {
+      retryable: true,
+      details: { status: 0 },
+      cause: error,
+    });
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The answer's JSON body: an HTTP error status is `PROVIDER_HTTP_ERROR` (with `Retry-After`), no JSON is invalid. */
+function parseBody(call: ProviderCall, response: Response, text: string): unknown {
+  const { name, secrets } = call;
+  if (!response.ok) {
+    const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+    throw providerError('PROVIDER_HTTP_ERROR', `${name}: HTTP ${response.status}`, secrets, {
+      retryable: RETRYABLE_STATUS(response.status),
+      details: {
+        status: response.status,
+        body: text.slice(0, 500),
+        ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+      },
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw providerError('PROVIDER_INVALID_RESPONSE', `${name}: the answer is not JSON`, secrets, {
+      details: { body: text.slice(0, 500) },
+    });
+  }
+}
+
+/** The JSON an answer asked for with `responseFormat: 'json'` holds, or `PROVIDER_INVALID_RESPONSE`. */
+function jsonContent(call: ProviderCall, content: string): string {
+  const json = extractJson(content);
+  if (json !== null) return json;
+  throw providerError(
+    'PROVIDER_INVALID_RESPONSE',
+    `${call.name}: the content is not the JSON asked for`,
+    call.secrets,
+    {
+      details: { text: content.slice(0, 500) },
+    },
+  );
 }
 
 function describe(error: unknown): string {

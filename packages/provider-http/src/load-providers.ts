@@ -95,90 +95,16 @@ function fail(message: string, path: string, secrets: string[] = []): never {
  */
 export function loadProviders(options: LoadProvidersOptions = {}): LoadedProviders {
   const cwd = options.cwd ?? process.cwd();
-  const fileName = options.file ?? 'docket.yaml';
-  const filePath = isAbsolute(fileName) ? fileName : join(cwd, fileName);
-  let fileConfig: v.InferOutput<typeof fileSchema> = {};
-  if (existsSync(filePath)) {
-    let data: unknown;
-    try {
-      data = parseYaml(readFileSync(filePath, 'utf8'));
-    } catch (error) {
-      fail(`${fileName} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, fileName);
-    }
-    const parsed = v.safeParse(fileSchema, data ?? {});
-    if (!parsed.success) {
-      const issue = parsed.issues[0];
-      const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
-      // The expectation only, never the value received: a key pasted into apiKeyEnv must not be printed back.
-      fail(`${fileName}: ${path}: ${issue?.expected ? `expected ${issue.expected}` : 'invalid'}`, path);
-    }
-    fileConfig = parsed.output;
-  }
+  const fileConfig = readConfigFile(cwd, options.file ?? 'docket.yaml');
   const dotenvPath = join(cwd, '.env');
   const dotenv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const env: Record<string, string | undefined> = { ...dotenv, ...(options.env ?? process.env) };
   const secrets = Object.entries(env)
     .filter(([key, value]) => value && /API_KEY|TOKEN|SECRET/i.test(key))
     .map(([, value]) => value as string);
-
-  const merged = new Map<string, Partial<FileProvider> & { apiKey?: string }>();
-  for (const [name, provider] of Object.entries(fileConfig.providers ?? {})) merged.set(name, { ...provider });
-  for (const [key, value] of Object.entries(env)) {
-    const match = /^DOCKET_PROVIDER_([A-Z0-9_]+?)_(KIND|BASE_URL|API_KEY|MODEL)$/.exec(key);
-    if (!match || value === undefined || value === '') continue;
-    const name = (match[1] as string).toLowerCase();
-    const entry = merged.get(name) ?? {};
-    const field = match[2] as 'KIND' | 'BASE_URL' | 'API_KEY' | 'MODEL';
-    if (field === 'KIND') entry.kind = value as ProviderKind;
-    if (field === 'BASE_URL') entry.baseUrl = value;
-    if (field === 'MODEL') entry.model = value;
-    if (field === 'API_KEY') entry.apiKey = value;
-    merged.set(name, entry);
-  }
-
   const providers: Record<string, ConfiguredProvider> = {};
-  for (const [name, entry] of merged) {
-    const where = `providers.${name}`;
-    if (entry.kind === undefined) fail(`${where}.kind is missing`, `${where}.kind`, secrets);
-    if (!['openai-compatible', 'anthropic', 'gemini'].includes(entry.kind)) {
-      fail(`${where}.kind must be openai-compatible, anthropic or gemini`, `${where}.kind`, secrets);
-    }
-    if (!entry.baseUrl) fail(`${where}.baseUrl is missing`, `${where}.baseUrl`, secrets);
-    if (!entry.model) fail(`${where}.model is missing`, `${where}.model`, secrets);
-    let apiKey = entry.apiKey;
-    if (apiKey === undefined && entry.apiKeyEnv !== undefined) {
-      apiKey = env[entry.apiKeyEnv];
-      if (!apiKey) fail(`${where}.apiKeyEnv names ${entry.apiKeyEnv}, which is not set`, `${where}.apiKeyEnv`, secrets);
-    }
-    let provider: HttpProvider;
-    try {
-      provider = httpProvider({
-        name,
-        kind: entry.kind,
-        baseUrl: entry.baseUrl,
-        model: entry.model,
-        ...(apiKey ? { apiKey } : {}),
-        ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
-        ...(entry.maxTokensField === undefined ? {} : { maxTokensField: entry.maxTokensField }),
-        ...(entry.headers === undefined ? {} : { headers: entry.headers }),
-        ...(entry.options === undefined ? {} : { options: entry.options }),
-      });
-    } catch (error) {
-      fail(
-        `${where}: ${(error as Error).message}`,
-        `${where}.${(error as { details?: { path?: string } }).details?.path}`,
-        secrets,
-      );
-    }
-    providers[name] = {
-      name,
-      kind: entry.kind,
-      baseUrl: entry.baseUrl,
-      model: entry.model,
-      hasApiKey: Boolean(apiKey),
-      provider,
-    };
-  }
+  for (const [name, entry] of mergedEntries(fileConfig, env))
+    providers[name] = buildProvider(name, entry, env, secrets);
   if (!providers.local) {
     providers.local = {
       name: 'local',
@@ -193,4 +119,90 @@ export function loadProviders(options: LoadProvidersOptions = {}): LoadedProvide
   const defaultName = fileConfig.default ?? (configured.length === 1 ? (configured[0] as string) : 'local');
   if (!providers[defaultName]) fail(`default names ${defaultName}, which is not configured`, 'default', secrets);
   return { default: defaultName, providers };
+}
+
+/** One provider's settings as the file and the environment give them, before they are checked. */
+type ProviderEntry = Partial<FileProvider> & { apiKey?: string };
+
+/** The configuration file, checked (`PROVIDER_CONFIG_INVALID` naming the path); empty when there is none. */
+function readConfigFile(cwd: string, fileName: string): v.InferOutput<typeof fileSchema> {
+  const filePath = isAbsolute(fileName) ? fileName : join(cwd, fileName);
+  if (!existsSync(filePath)) return {};
+  let data: unknown;
+  try {
+    data = parseYaml(readFileSync(filePath, 'utf8'));
+  } catch (error) {
+    fail(`${fileName} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, fileName);
+  }
+  const parsed = v.safeParse(fileSchema, data ?? {});
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  const path = issue?.path?.map((p) => String(p.key)).join('.') || '(root)';
+  // The expectation only, never the value received: a key pasted into apiKeyEnv must not be printed back.
+  fail(`${fileName}: ${path}: ${issue?.expected ? `expected ${issue.expected}` : 'invalid'}`, path);
+}
+
+/** The file's providers with the `DOCKET_PROVIDER_<NAME>_*` variables laid over them, by lower-case name. */
+function mergedEntries(
+  fileConfig: v.InferOutput<typeof fileSchema>,
+  env: Record<string, string | undefined>,
+): Map<string, ProviderEntry> {
+  const merged = new Map<string, ProviderEntry>();
+  for (const [name, provider] of Object.entries(fileConfig.providers ?? {})) merged.set(name, { ...provider });
+  for (const [key, value] of Object.entries(env)) {
+    const match = /^DOCKET_PROVIDER_([A-Z0-9_]+?)_(KIND|BASE_URL|API_KEY|MODEL)$/.exec(key);
+    if (!match || value === undefined || value === '') continue;
+    const name = (match[1] as string).toLowerCase();
+    const entry = merged.get(name) ?? {};
+    const field = match[2] as 'KIND' | 'BASE_URL' | 'API_KEY' | 'MODEL';
+    if (field === 'KIND') entry.kind = value as ProviderKind;
+    if (field === 'BASE_URL') entry.baseUrl = value;
+    if (field === 'MODEL') entry.model = value;
+    if (field === 'API_KEY') entry.apiKey = value;
+    merged.set(name, entry);
+  }
+  return merged;
+}
+
+/** Checks one provider's entry and builds it (`PROVIDER_CONFIG_INVALID` naming `providers.<name>.<field>`). */
+function buildProvider(
+  name: string,
+  entry: ProviderEntry,
+  env: Record<string, string | undefined>,
+  secrets: string[],
+): ConfiguredProvider {
+  const where = `providers.${name}`;
+  if (entry.kind === undefined) fail(`${where}.kind is missing`, `${where}.kind`, secrets);
+  if (!['openai-compatible', 'anthropic', 'gemini'].includes(entry.kind)) {
+    fail(`${where}.kind must be openai-compatible, anthropic or gemini`, `${where}.kind`, secrets);
+  }
+  if (!entry.baseUrl) fail(`${where}.baseUrl is missing`, `${where}.baseUrl`, secrets);
+  if (!entry.model) fail(`${where}.model is missing`, `${where}.model`, secrets);
+  let apiKey = entry.apiKey;
+  if (apiKey === undefined && entry.apiKeyEnv !== undefined) {
+    apiKey = env[entry.apiKeyEnv];
+    if (!apiKey) fail(`${where}.apiKeyEnv names ${entry.apiKeyEnv}, which is not set`, `${where}.apiKeyEnv`, secrets);
+  }
+  let provider: HttpProvider;
+  try {
+    provider = httpProvider({
+      name,
+      kind: entry.kind,
+      baseUrl: entry.baseUrl,
+      model: entry.model,
+      ...(apiKey ? { apiKey } : {}),
+      ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
+      ...(entry.maxTokensField === undefined ? {} : { maxTokensField: entry.maxTokensField }),
+      ...(entry.headers === undefined ? {} : { headers: entry.headers }),
+      ...(entry.options === undefined ? {} : { options: entry.options }),
+    });
+  } catch (error) {
+    fail(
+      `${where}: ${(error as Error).message}`,
+      `${where}.${(error as { details?: { path?: string } }).details?.path}`,
+      secrets,
+    );
+  }
+  const { kind, baseUrl, model } = entry;
+  return { name, kind, baseUrl, model, hasApiKey: Boolean(apiKey), provider };
 }
