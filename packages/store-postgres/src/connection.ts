@@ -26,7 +26,7 @@ export interface PostgresConnection {
   listener: Listener | null;
   /**
    * Optional: runs work on one pooled connection that sends statements as text, several per round trip, calling
-   * statements prepared once per connection (see `fast/session.ts`). node-postgres has it; with PGlite (one in-process
+   * statements prepared once per connection (see `wire/session.ts`). node-postgres has it; with PGlite (one in-process
    * connection) the store uses drizzle transactions throughout.
    */
   session?: Session;

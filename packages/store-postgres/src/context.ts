@@ -34,11 +34,11 @@ export class PgContext {
   readonly channel: string;
   /** The open connection, or `null` before `open()` and after the last `close()`. */
   connection: PostgresConnection | null = null;
-  /** Runs this process last wrote, as it wrote them (see `fast/known-runs.ts`). */
+  /** Runs this process last wrote, as it wrote them (core's `KnownRuns`). */
   readonly known = new KnownRuns();
-  /** The claim columns shared by the runs last claimed (see `fast/plain-claim-statement.ts`). */
+  /** The claim columns shared by the runs last claimed (see `sql/claim/plain-statement.ts`). */
   readonly sharedColumns = new SharedColumns();
-  /** Claims whose transactions are held open until the end of the turn (see `fast/held-claims.ts`). */
+  /** Claims whose transactions are held open until the end of the turn (see `sql/claim/held-claims.ts`). */
   readonly held = new HeldClaims();
 
   constructor(

@@ -4,6 +4,7 @@ import {
   isTerminal,
   type Json,
   type ModelProvider,
+  type Queue,
   type RunInfo,
   type TriggerEvent,
 } from '@docket/core';
@@ -96,28 +97,7 @@ interface FlowContext {
 }
 
 async function runFlow(spec: FlowSpec, options: FlowOptions): Promise<FlowOutput> {
-  const cwd = options.cwd ?? process.cwd();
-  const root = options.root ?? `${cwd}/.examples-lifecycle-tasks`;
-  let directory: string;
-  let application: Application;
-  if (options.directory) {
-    directory = options.directory;
-    application = openTaskDirectory(directory, spec.flow);
-  } else {
-    const createdAt = Date.now();
-    const budget = options.modelCallBudget ?? spec.defaultBudget;
-    const made = createTaskDirectory(
-      root,
-      spec.flow,
-      { id: '', ...DEFAULT_RELEASE, status: spec.releaseStatus },
-      {
-        limits: { modelCalls: budget, deadlineMs: options.deadlineMs ?? null },
-        dueAt: spec.dueAt?.(createdAt, options) ?? null,
-      },
-    );
-    directory = made.directory;
-    application = made.application;
-  }
+  let { directory, application } = openOrCreateDirectory(spec, options);
   const files = paths(directory);
   const source = readJson<{ release: Release }>(files.source).release;
   const app = openAppStore(files.database);
@@ -132,37 +112,12 @@ async function runFlow(spec: FlowSpec, options: FlowOptions): Promise<FlowOutput
   try {
     await queue.ready();
     if (application.runId === null) {
-      app.putRelease(source);
-      const query: NoticeQuery = { taskId: application.taskId, releaseId: source.id, revision: source.revision };
-      const trigger = spec.trigger(application);
-      const limits = {
-        ...(application.limits.modelCalls === null ? {} : { modelCalls: application.limits.modelCalls }),
-        ...(application.limits.deadlineMs === null
-          ? {}
-          : { deadlineAt: new Date(Date.parse(application.createdAt) + application.limits.deadlineMs) }),
-      };
-      const { runId } = await task.start({
-        query,
-        idempotencyKey: application.taskId,
-        ...(trigger ? { trigger } : {}),
-        limits,
-      });
-      application = { ...application, runId };
+      application = await startNotice(spec, task, app, source, application);
       writeJsonAtomic(files.application, application);
     }
     const runId = application.runId as string;
     if (options.ready) app.setReleaseStatus(source.id, 'ready');
-    if (options.stop) {
-      const current = await task.get(runId);
-      if (current && !isTerminal(current.status)) {
-        await queue.operator.runs.cancel({
-          runId,
-          expectedRevision: current.revision,
-          reason: 'stop requested by a trusted controller (--stop)',
-          commandId: `stop-${runId}`,
-        });
-      }
-    }
+    if (options.stop) await stopRun(queue, task, runId);
     const current = await task.get(runId);
     const job =
       current && isTerminal(current.status)
@@ -194,6 +149,64 @@ async function runFlow(spec: FlowSpec, options: FlowOptions): Promise<FlowOutput
     app.close();
     await chosen.stop();
   }
+}
+
+/** The task directory `--directory` names, or a new one for this flow (with its budget, deadline and due time). */
+function openOrCreateDirectory(spec: FlowSpec, options: FlowOptions): { directory: string; application: Application } {
+  if (options.directory) {
+    return { directory: options.directory, application: openTaskDirectory(options.directory, spec.flow) };
+  }
+  const cwd = options.cwd ?? process.cwd();
+  const root = options.root ?? `${cwd}/.examples-lifecycle-tasks`;
+  const createdAt = Date.now();
+  const budget = options.modelCallBudget ?? spec.defaultBudget;
+  return createTaskDirectory(
+    root,
+    spec.flow,
+    { id: '', ...DEFAULT_RELEASE, status: spec.releaseStatus },
+    {
+      limits: { modelCalls: budget, deadlineMs: options.deadlineMs ?? null },
+      dueAt: spec.dueAt?.(createdAt, options) ?? null,
+    },
+  );
+}
+
+/** Stores the release and starts the notice run of a new task directory; answers the application with its run id. */
+async function startNotice(
+  spec: FlowSpec,
+  task: ReturnType<typeof defineNoticeTask>,
+  app: ReturnType<typeof openAppStore>,
+  source: Release,
+  application: Application,
+): Promise<Application> {
+  app.putRelease(source);
+  const query: NoticeQuery = { taskId: application.taskId, releaseId: source.id, revision: source.revision };
+  const trigger = spec.trigger(application);
+  const limits = {
+    ...(application.limits.modelCalls === null ? {} : { modelCalls: application.limits.modelCalls }),
+    ...(application.limits.deadlineMs === null
+      ? {}
+      : { deadlineAt: new Date(Date.parse(application.createdAt) + application.limits.deadlineMs) }),
+  };
+  const { runId } = await task.start({
+    query,
+    idempotencyKey: application.taskId,
+    ...(trigger ? { trigger } : {}),
+    limits,
+  });
+  return { ...application, runId };
+}
+
+/** `--stop`: a trusted controller cancels the run through the operator API, unless it has finished. */
+async function stopRun(queue: Queue, task: ReturnType<typeof defineNoticeTask>, runId: string): Promise<void> {
+  const current = await task.get(runId);
+  if (!current || isTerminal(current.status)) return;
+  await queue.operator.runs.cancel({
+    runId,
+    expectedRevision: current.revision,
+    reason: 'stop requested by a trusted controller (--stop)',
+    commandId: `stop-${runId}`,
+  });
 }
 
 /** Waits for a scheduled or event-triggered run within `waitMs`, telling `onWait` what it waits for. */

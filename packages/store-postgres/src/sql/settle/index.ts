@@ -8,7 +8,7 @@ import { rowsOf } from '../../writes/run-writes.js';
 /** Marks that the plan threw nothing (an application may throw `undefined`). */
 const NO_ERROR = Symbol('no error');
 
-/** A batched commit of pure plans (`fast/commit-batcher.ts`'s `transactBatcher`). */
+/** A batched commit of pure plans (`batch.ts`'s `transactBatcher`). */
 export type GroupedTransact = <T>(
   namespace: string,
   runId: string,

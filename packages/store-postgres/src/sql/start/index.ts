@@ -18,7 +18,7 @@ import { insertInOneTrip } from './batch.js';
 
 /**
  * `Store.createRun` for a namespace capped by `maxRuns`: its starts take turns under an advisory lock, so two cannot
- * both take the last place. Uncapped starts go through the batched commit (`fast/commit-batcher.ts`).
+ * both take the last place. Uncapped starts go through the batched commit (`batch.ts`).
  */
 export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRuns: number): Promise<CreateRunResult> {
   const { run } = request;
