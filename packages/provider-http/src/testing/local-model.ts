@@ -158,6 +158,67 @@ function shapeAnswer(api: LocalRequest['api'], text: string, truncated: boolean,
   };
 }
 
+/** Answers `body` as JSON with `status` (and extra headers). */
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** The API a request path belongs to, or `null` for a path no API serves. */
+function apiOfPath(path: string): LocalRequest['api'] | null {
+  if (!path.startsWith('/v1/') && !path.startsWith('/v1beta/')) return null;
+  if (path.endsWith('/chat/completions')) return 'openai-compatible';
+  if (path.endsWith('/messages')) return 'anthropic';
+  if (path.endsWith(':generateContent')) return 'gemini';
+  return null;
+}
+
+/**
+ * Answers one request in a failure mode, as a remote model would fail; `true` when it answered (or dropped the
+ * connection), `false` when the normal answer is still to be sent.
+ */
+async function answerFailure(
+  mode: LocalFailure | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: (text: string, truncated: boolean) => unknown,
+  prompt: string,
+  slowMs: number,
+): Promise<boolean> {
+  switch (mode) {
+    case 'http500':
+      sendJson(res, 500, { error: { message: 'local model: internal error' } });
+      return true;
+    case 'http401':
+      sendJson(res, 401, { error: { message: 'local model: invalid API key' } });
+      return true;
+    case 'http429':
+      sendJson(res, 429, { error: { message: 'local model: slow down' } }, { 'retry-after': '2' });
+      return true;
+    case 'not-json':
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('<html>this is not json</html>');
+      return true;
+    case 'bad-shape':
+      sendJson(res, 200, { unexpected: true });
+      return true;
+    case 'bad-content':
+      sendJson(res, 200, answer('Sure! Here is your notice: it is ready.', false));
+      return true;
+    case 'truncated':
+      sendJson(res, 200, answer(localAnswer(prompt).slice(0, 20), true));
+      return true;
+    case 'reset':
+      req.socket.destroy();
+      return true;
+    case 'slow':
+      await new Promise((resolve) => setTimeout(resolve, slowMs));
+      return res.destroyed;
+    default:
+      return false;
+  }
+}
+
 /**
  * Starts an offline, deterministic model server on 127.0.0.1 that speaks the openai-compatible chat completions API
  * (and the anthropic and gemini shapes). Asked for a release notice (the prompt carries the release as JSON) it
@@ -170,27 +231,29 @@ export async function startLocalModel(options: LocalModelOptions = {}): Promise<
   let failuresLeft = Number.POSITIVE_INFINITY;
   const slowMs = options.slowMs ?? 5000;
 
+  /** The failure mode of this request: its header's, else the one set with `fail` while it lasts. */
+  const modeOf = (req: IncomingMessage): LocalFailure | null => {
+    const header = req.headers[LOCAL_FAILURE_HEADER];
+    if (typeof header === 'string') return header as LocalFailure;
+    if (failure === null || failuresLeft <= 0) return null;
+    const mode = failure;
+    failuresLeft--;
+    if (failuresLeft === 0) failure = null;
+    return mode;
+  };
+
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.on('close', () => {
       if (!res.writableFinished) aborted++;
     });
     if (req.method === 'GET' && path.endsWith('/models')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'local', object: 'model' }] }));
+      sendJson(res, 200, { object: 'list', data: [{ id: 'local', object: 'model' }] });
       return;
     }
-    const api: LocalRequest['api'] | null = path.endsWith('/chat/completions')
-      ? 'openai-compatible'
-      : path.endsWith('/messages')
-        ? 'anthropic'
-        : path.endsWith(':generateContent')
-          ? 'gemini'
-          : null;
-    const versioned = path.startsWith('/v1/') || path.startsWith('/v1beta/');
-    if (req.method !== 'POST' || api === null || !versioned) {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
+    const api = apiOfPath(path);
+    if (req.method !== 'POST' || api === null) {
+      sendJson(res, 404, { error: { message: `no route ${req.method} ${path}` } });
       return;
     }
     const raw = await readBody(req).catch(() => '');
@@ -198,62 +261,17 @@ export async function startLocalModel(options: LocalModelOptions = {}): Promise<
     try {
       body = JSON.parse(raw) as Record<string, unknown>;
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'request body is not JSON' } }));
+      sendJson(res, 400, { error: { message: 'request body is not JSON' } });
       return;
     }
     requests.push({ api, path, body, at: Date.now() });
-    const header = req.headers[LOCAL_FAILURE_HEADER];
-    let mode = (typeof header === 'string' ? header : null) as LocalFailure | null;
-    if (mode === null && failure !== null && failuresLeft > 0) {
-      mode = failure;
-      failuresLeft--;
-      if (failuresLeft === 0) failure = null;
-    }
+    const mode = modeOf(req);
     const inPath = /\/models\/([^/:]+):generateContent$/.exec(path)?.[1];
     const model = typeof body.model === 'string' ? body.model : inPath ? decodeURIComponent(inPath) : 'local';
     const prompt = promptOf(api, body);
-    switch (mode) {
-      case 'http500':
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'local model: internal error' } }));
-        return;
-      case 'http401':
-        res.writeHead(401, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'local model: invalid API key' } }));
-        return;
-      case 'http429':
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' });
-        res.end(JSON.stringify({ error: { message: 'local model: slow down' } }));
-        return;
-      case 'not-json':
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end('<html>this is not json</html>');
-        return;
-      case 'bad-shape':
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ unexpected: true }));
-        return;
-      case 'bad-content':
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(shapeAnswer(api, 'Sure! Here is your notice: it is ready.', false, model)));
-        return;
-      case 'truncated':
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(shapeAnswer(api, localAnswer(prompt).slice(0, 20), true, model)));
-        return;
-      case 'reset':
-        req.socket.destroy();
-        return;
-      case 'slow':
-        await new Promise((resolve) => setTimeout(resolve, slowMs));
-        if (res.destroyed) return;
-        break;
-      default:
-        break;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(shapeAnswer(api, localAnswer(prompt), false, model)));
+    const answer = (text: string, truncated: boolean) => shapeAnswer(api, text, truncated, model);
+    if (await answerFailure(mode, req, res, answer, prompt, slowMs)) return;
+    sendJson(res, 200, answer(localAnswer(prompt), false));
   });
 
   await new Promise<void>((resolve, reject) => {
