@@ -210,7 +210,7 @@ describe('invariants under random command sequences', () => {
                   : cmd.how === 'release'
                     ? { type: 'release', actor, leaseToken: h.token }
                     : {
-                        type: 'settle_failure',
+                        type: 'attempt_failed',
                         actor,
                         leaseToken: h.token,
                         error,

@@ -211,9 +211,8 @@ export const docketSettledMinutes = pgTable(
 );
 
 /**
- * Values one installation shares among its processes. Empty today: it held the key that sealed the rows start
- * notifications used to carry (notifications now carry the namespace only); a key left there by an earlier version
- * is unused.
+ * Values one installation shares among its processes, by key. Docket reads none of them: the table stays because
+ * dropping it would take a migration of its own, and rows that an older version wrote there are ignored.
  */
 export const docketSettings = pgTable('docket_settings', {
   key: text('key').primaryKey(),

@@ -38,7 +38,7 @@ async function holdClaims(n: number) {
 const ended =
   (value = 'ended') =>
   (_tx: unknown, current: RunRecord | null) => {
-    const decision = transition(current!, { type: 'settle_end', actor: ACTOR, leaseToken: current!.fence }, Date.now());
+    const decision = transition(current!, { type: 'page_end', actor: ACTOR, leaseToken: current!.fence }, Date.now());
     if (!decision.ok) throw new Error(decision.refusal);
     return { write: { run: decision.run, history: [decision.history], events: decision.events }, value };
   };

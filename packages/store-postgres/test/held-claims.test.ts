@@ -31,11 +31,11 @@ function claimRequest(now = Date.now()): SelectRequest {
   };
 }
 
-/** The pure plan of a page that ended: core's `settle_end` on the run as the plan sees it. */
+/** The pure plan of a page that ended: core's `page_end` on the run as the plan sees it. */
 function endPlan(token: number) {
   return (_tx: unknown, current: RunRecord | null): PlanResult<string> => {
     if (current === null) return { write: null, value: 'missing' };
-    const decision = transition(current, { type: 'settle_end', actor: ACTOR, leaseToken: token }, Date.now());
+    const decision = transition(current, { type: 'page_end', actor: ACTOR, leaseToken: token }, Date.now());
     if (!decision.ok) return { write: null, value: 'refused' };
     return { write: { run: decision.run, history: [decision.history], events: decision.events }, value: 'ended' };
   };

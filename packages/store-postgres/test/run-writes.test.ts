@@ -98,7 +98,7 @@ describe('the run writes statement for locked rows (allLocked)', () => {
   /** Claims `current` and settles it with `end`, as a held claim writes it: two entries, CLAIMED first. */
   function claimAndEnd(current: RunRecord, actor: string, now: number): RunWrite {
     const claimed = planClaim(current, actor, 30_000, now)!;
-    const ended = transition(claimed.run, { type: 'settle_end', actor, leaseToken: claimed.run.fence }, now + 1);
+    const ended = transition(claimed.run, { type: 'page_end', actor, leaseToken: claimed.run.fence }, now + 1);
     if (!ended.ok) throw new Error('the settle was refused');
     return { run: ended.run, history: [...claimed.history, ended.history], events: ended.events };
   }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BatchAbort, CommitBatcher } from '../src/commit-batcher.js';
 import { sqliteStore } from '../src/index.js';
 import { Statements } from '../src/statements.js';
-import { countMove, countSettle } from '../src/writes/run-counts.js';
+import { countFinished, countMove } from '../src/writes/run-counts.js';
 import { tempDir } from './helpers.js';
 
 /** A migrated Docket file with a scratch table, and a batched commit on it whose hooks are its statements' counts. */
@@ -78,7 +78,7 @@ describe('CommitBatcher', () => {
     const at = Date.UTC(2026, 11, 4, 5, 30, 15);
     const settle = () => {
       countMove(s, 'default', 'task', '1', 'running', 'success');
-      countSettle(s, 'default', 'running', 'success', at);
+      countFinished(s, 'default', 'running', 'success', at);
     };
     let writesDuringBatch: unknown[] = [];
     await Promise.allSettled([

@@ -59,8 +59,8 @@ export function commitDecision(
   }
   const input: TransitionInput =
     control.kind === 'next'
-      ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
-      : { type: 'settle_end', actor, leaseToken: token };
+      ? { type: 'page_next', actor, leaseToken: token, state: control.state }
+      : { type: 'page_end', actor, leaseToken: token };
   return { kind: 'committed', write: toWrite(current, input, now) };
 }
 
@@ -81,8 +81,8 @@ export function plainCommitDecision(
     current.deadlineAt !== null && current.deadlineAt <= now
       ? { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }
       : control.kind === 'next'
-        ? { type: 'settle_next', actor, leaseToken: token, state: control.state }
-        : { type: 'settle_end', actor, leaseToken: token };
+        ? { type: 'page_next', actor, leaseToken: token, state: control.state }
+        : { type: 'page_end', actor, leaseToken: token };
   return toWrite(current, input, now);
 }
 

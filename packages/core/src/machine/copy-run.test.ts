@@ -30,7 +30,7 @@ describe('copyRun', () => {
     if (!claimed.ok) throw new Error('claim refused');
     const ended = transition(
       claimed.run,
-      { type: 'settle_end', actor: 'w', leaseToken: claimed.run.fence },
+      { type: 'page_end', actor: 'w', leaseToken: claimed.run.fence },
       pending.createdAt + 2,
     );
     if (!ended.ok) throw new Error('settle refused');

@@ -48,7 +48,7 @@ export function claimEvent(
 }
 
 /** Settles a delivery attempt held under `token`: delivered, or retried with backoff, or a dead letter. Pure. */
-export function settleEvent(
+export function recordDelivery(
   event: CallbackEventRecord,
   token: number,
   outcome: { ok: true } | { ok: false; error: RunError; random: number },

@@ -57,13 +57,13 @@ describe('state machine', () => {
   });
 
   it('refuses settles with a stale lease token', () => {
-    const d = transition(runIn('running'), { type: 'settle_end', actor: 'w', leaseToken: 6 }, 2000);
+    const d = transition(runIn('running'), { type: 'page_end', actor: 'w', leaseToken: 6 }, 2000);
     expect(d).toMatchObject({ ok: false, refusal: 'LEASE_LOST' });
   });
 
   it('schedules a retry by the backoff formula and fails after the last attempt', () => {
     const input = {
-      type: 'settle_failure',
+      type: 'attempt_failed',
       actor: 'w',
       leaseToken: 7,
       error: err,
@@ -82,7 +82,7 @@ describe('state machine', () => {
   });
 
   it('moves a pausing run to paused when its page settles', () => {
-    const d = transition(runIn('pausing'), { type: 'settle_next', actor: 'w', leaseToken: 7, state: { a: 1 } }, 2000);
+    const d = transition(runIn('pausing'), { type: 'page_next', actor: 'w', leaseToken: 7, state: { a: 1 } }, 2000);
     expect(d.ok && d.run).toMatchObject({ status: 'paused', reason: 'PAUSED', page: 2, state: { a: 1 } });
   });
 
@@ -98,7 +98,7 @@ describe('state machine', () => {
   });
 
   it('emits callback events with stable ids for declared kinds', () => {
-    const d = transition(runIn('running', { page: 2 }), { type: 'settle_end', actor: 'w', leaseToken: 7 }, 2000);
+    const d = transition(runIn('running', { page: 2 }), { type: 'page_end', actor: 'w', leaseToken: 7 }, 2000);
     expect(d.ok && d.events.map((e) => e.eventId)).toEqual([
       `${'a'.repeat(32)}:2:batchSettled`,
       `${'a'.repeat(32)}:2:success`,

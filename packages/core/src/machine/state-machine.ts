@@ -22,10 +22,10 @@ export type TransitionInput =
   | { type: 'event_invalid'; actor: string; event: ReceivedEvent; detail?: Json }
   | { type: 'claim'; actor: string; leaseMs: number; explicit?: boolean }
   | { type: 'check_failed'; actor: string; phase: 'claim' | 'commit'; leaseToken: number; detail?: Json }
-  | { type: 'settle_next'; actor: string; leaseToken: number; state: Json | null }
-  | { type: 'settle_end'; actor: string; leaseToken: number }
+  | { type: 'page_next'; actor: string; leaseToken: number; state: Json | null }
+  | { type: 'page_end'; actor: string; leaseToken: number }
   | {
-      type: 'settle_failure';
+      type: 'attempt_failed';
       actor: string;
       leaseToken: number;
       error: RunError;
@@ -92,7 +92,7 @@ export function transition(run: RunRecord, input: TransitionInput, now: number):
     case 'resume':
       return operatorMove(run, input, now);
     default:
-      return settleMove(run, input, now);
+      return pageEndMove(run, input, now);
   }
 }
 
@@ -173,9 +173,9 @@ function claimMove(run: RunRecord, input: InputOf<'claim'>, now: number): Decisi
 }
 
 /** What the page holding the lease settles to: a failed check, the next page, the end, a failure, a release. */
-function settleMove(
+function pageEndMove(
   run: RunRecord,
-  input: InputOf<'check_failed' | 'settle_next' | 'settle_end' | 'settle_failure' | 'contract_invalid' | 'release'>,
+  input: InputOf<'check_failed' | 'page_next' | 'page_end' | 'attempt_failed' | 'contract_invalid' | 'release'>,
   now: number,
 ): Decision {
   if (!holdsLease(run, input.leaseToken)) return refuse('LEASE_LOST', 'lease not held');
@@ -194,7 +194,7 @@ function settleMove(
         now,
         input.detail,
       );
-    case 'settle_next':
+    case 'page_next':
       next.state = input.state;
       next.page = run.page + 1;
       next.pageFailures = 0;
@@ -202,11 +202,11 @@ function settleMove(
       next.error = null;
       next.dueAt = now;
       return moved(run, next, input, pausing ? 'paused' : 'pending', pausing ? 'PAUSED' : 'PAGE_COMMITTED', now);
-    case 'settle_end':
+    case 'page_end':
       next.error = null;
       next.dueAt = null;
       return moved(run, next, input, 'success', 'COMPLETED', now);
-    case 'settle_failure':
+    case 'attempt_failed':
       return failureMove(run, next, input, now);
     case 'contract_invalid':
       next.error = input.error;
@@ -219,7 +219,7 @@ function settleMove(
 }
 
 /** A page that threw or timed out: retried with backoff, or `failed` once the page has used its attempts. */
-function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'settle_failure'>, now: number): Decision {
+function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'attempt_failed'>, now: number): Decision {
   const failures = run.pageFailures + 1;
   next.pageFailures = failures;
   next.businessFailures = run.businessFailures + 1;

@@ -16,7 +16,7 @@ export {
   isRecoverableAt,
 } from '../machine/claimable.js';
 export type { ResolvedDefinition } from '../machine/definition.js';
-export { claimEvent, releaseEvent, replayEvent, settleEvent } from '../machine/event-machine.js';
+export { claimEvent, recordDelivery, releaseEvent, replayEvent } from '../machine/event-machine.js';
 export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
 export {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { claimEvent, settleEvent } from '../machine/event-machine.js';
+import { claimEvent, recordDelivery } from '../machine/event-machine.js';
 import type { TelemetryEvent } from '../runtime/observe/telemetry.js';
 import type { CallbackContext } from '../runtime/task/handlers.js';
 import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
@@ -153,7 +153,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const late = await h.store.transactEvent('default', `${runId}:1:success`, (current) => {
         const write =
           current &&
-          settleEvent(
+          recordDelivery(
             current,
             second!.lease!.token,
             { ok: true },

@@ -47,7 +47,7 @@ export function leasesSuite<Tx>(factory: HarnessFactory<Tx>): void {
     /** What the store's current row says to a commit by the dead worker holding fencing token 1 (nothing is written). */
     function staleCommitVerdict(runId: string, now: number) {
       return area.h.store.transact('default', runId, (_tx, current) => {
-        const decision = transition(current!, { type: 'settle_end', actor: 'worker:dead', leaseToken: 1 }, now);
+        const decision = transition(current!, { type: 'page_end', actor: 'worker:dead', leaseToken: 1 }, now);
         return { write: null, value: decision.ok ? 'accepted' : decision.refusal };
       });
     }

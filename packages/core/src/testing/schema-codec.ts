@@ -39,7 +39,7 @@ export function expectSchemaMatchesCodec(schema: SchemaColumns): void {
   });
   const claimed = transition(run, { type: 'claim', actor: 'w', leaseMs: 1000 }, 1);
   if (!claimed.ok) throw new Error('internal: the sample run could not be claimed');
-  const ended = transition(claimed.run, { type: 'settle_end', actor: 'w', leaseToken: claimed.run.fence }, 2);
+  const ended = transition(claimed.run, { type: 'page_end', actor: 'w', leaseToken: claimed.run.fence }, 2);
   const event = ended.ok ? ended.events[0] : undefined;
   if (event === undefined) throw new Error('internal: the sample run emitted no callback event');
 

@@ -111,7 +111,7 @@ function statusDelta(namespace: string, taskName: string, taskVersion: string, s
 const FINISHED: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled']);
 
 /** Adds a run's settle (a move from an unfinished status into a finished one at `at`) to its minute's count. */
-export function countSettle(s: Statements, namespace: string, before: string, after: string, at: number): void {
+export function countFinished(s: Statements, namespace: string, before: string, after: string, at: number): void {
   if (!FINISHED.has(after) || FINISHED.has(before)) return;
   const minute = at - (at % 60_000);
   s.counts.add({ key: `${namespace}\u0000${minute}`, namespace, minute, n: 1 });

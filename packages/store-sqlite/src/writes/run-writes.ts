@@ -1,6 +1,6 @@
 import { checkWrite, eventParams, type RunRecord, type RunWrite, runChanges } from '@docket/core/store';
 import type { Statements } from '../statements.js';
-import { countMove, countSettle } from './run-counts.js';
+import { countFinished, countMove } from './run-counts.js';
 
 /**
  * Applies one conditional run write: the row updated only if it is still `current` (see `Statements.updateRun`), then
@@ -11,7 +11,7 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   checkWrite(current, write);
   if (!s.updateRun(current, runChanges(current, write.run))) return false;
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
-  countSettle(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
+  countFinished(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
   for (const entry of write.history) s.insertHistory(write.run.runId, entry);
   for (const event of write.events) s.insertEvent.run(eventParams(event));
   return true;

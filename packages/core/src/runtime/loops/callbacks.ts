@@ -1,4 +1,4 @@
-import { claimEvent, releaseEvent, settleEvent } from '../../machine/event-machine.js';
+import { claimEvent, recordDelivery, releaseEvent } from '../../machine/event-machine.js';
 import type { CallbackEventRecord, CallbackKind, RunError } from '../../machine/run-types.js';
 import { deepFreeze } from '../../util/json.js';
 import { emitTelemetry } from '../observe/telemetry.js';
@@ -189,7 +189,7 @@ export class CallbackLoop {
           const now = engine.now();
           const write = closing
             ? releaseEvent(current, token, now)
-            : settleEvent(current, token, outcome, engine.options.defaults.callbackPolicy, now);
+            : recordDelivery(current, token, outcome, engine.options.defaults.callbackPolicy, now);
           return { write, value: write };
         });
         if (written && !closing) {

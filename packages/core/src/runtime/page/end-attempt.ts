@@ -35,7 +35,7 @@ export async function commitFailed(engine: Engine, runId: string, token: number,
 export async function failAttempt(engine: Engine, runId: string, token: number, error: unknown, timedOut: boolean) {
   const retry = classifyRetry(error);
   await writeTransition(engine, runId, {
-    type: 'settle_failure',
+    type: 'attempt_failed',
     actor: engine.workerActor,
     leaseToken: token,
     error: engine.toRunError(error),
