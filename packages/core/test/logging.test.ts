@@ -76,7 +76,7 @@ describe('the logger', () => {
   it('logs a failing callback loop, schedule loop and retention collection', async () => {
     const log = capture();
     let store: Store = memoryStore();
-    store = failing(store, 'claimEvents', 1);
+    store = failing(store, 'claimCallbackEvents', 1);
     store = failing(store, 'dueSchedules', 1);
     store = failing(store, 'collect', 1);
     await queueOf(

@@ -54,8 +54,8 @@ describe('memory store callback events', () => {
       },
       value: null,
     }));
-    const listed = await store.listEvents({ namespace: 'default', status: 'pending', limit: 2, before: null });
-    const claimed = await store.claimEvents({
+    const listed = await store.listCallbackEvents({ namespace: 'default', status: 'pending', limit: 2, before: null });
+    const claimed = await store.claimCallbackEvents({
       namespace: 'default',
       tasks: [{ name: 't', version: '1', kinds: ['success'] }],
       limit: 1,

@@ -4,11 +4,11 @@ import type { PostgresConnection, PostgresStore, PostgresTransaction } from './c
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
+import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
-import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -90,9 +90,9 @@ export function createPostgresStore(
       claimDue: (c, request) => selectAndApply(c, request, false),
       recoverExpired: (c, request) => selectAndApply(c, { ...request, tasks: [] }, true),
       nextDueAt,
-      claimEvents,
-      transactEvent,
-      listEvents,
+      claimCallbackEvents,
+      transactCallbackEvent,
+      listCallbackEvents,
       listRuns,
       runCommand,
       collect,

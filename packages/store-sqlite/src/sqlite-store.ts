@@ -5,11 +5,11 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { SqliteConnection } from './connection.js';
 import { SqliteContext } from './context.js';
 import { type SqliteStoreOptions, type SqliteTransaction, validateOptions } from './options.js';
+import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
 import { claim, nextDueAt } from './sql/claim.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
 import { registerDefinition } from './sql/definitions.js';
-import { claimEvents, listEvents, transactEvent } from './sql/events.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -71,9 +71,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       claimDue: (c, request) => claim(c, request, false),
       recoverExpired: (c, request) => claim(c, { ...request, tasks: [] }, true),
       nextDueAt,
-      claimEvents,
-      transactEvent,
-      listEvents,
+      claimCallbackEvents,
+      transactCallbackEvent,
+      listCallbackEvents,
       listRuns,
       runCommand,
       collect,

@@ -9,10 +9,10 @@ import {
   runParams,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
 import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
-import { type EventStatements, eventStatements } from './sql/events.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
 import { CountBuffer } from './writes/run-counts.js';
@@ -31,7 +31,7 @@ export const NEWEST_ID = '\uffff';
 export class Statements {
   readonly claim: ClaimStatements;
   readonly start: StartStatements;
-  readonly events: EventStatements;
+  readonly callbackEvents: CallbackEventStatements;
   readonly collect: CollectStatements;
   readonly reads: ReadStatements;
   readonly definitions: DefinitionStatements;
@@ -57,7 +57,7 @@ export class Statements {
   constructor(private readonly db: Database.Database) {
     this.claim = claimStatements(db);
     this.start = startStatements(db);
-    this.events = eventStatements(db);
+    this.callbackEvents = callbackEventStatements(db);
     this.collect = collectStatements(db);
     this.reads = readStatements(db);
     this.definitions = definitionStatements(db);

@@ -65,7 +65,7 @@ export interface Store<Tx = unknown> {
   getHistory(namespace: string, runId: string): Promise<HistoryEntry[]>;
   /** Counts a run's callback events by what `RunInfo.callbacks` shows. */
   callbackCounts(namespace: string, runId: string): Promise<CallbackCounts>;
-  /** `callbackCounts` of many runs in one read, in the order of `runIds` (a listing's page). */
+  /** `callbackCounts` of many runs in one read, in the order of `runIds` (a listing's slice). */
   callbackCountsOf(namespace: string, runIds: readonly string[]): Promise<CallbackCounts[]>;
 
   /**
@@ -113,13 +113,13 @@ export interface Store<Tx = unknown> {
    * `retrying` with `dueAt <= now`, or `delivering` with an expired lease, oldest first, each passed to `plan` and
    * written (event revision + 1) in one transaction. Returns the written events.
    */
-  claimEvents(request: EventSelectRequest): Promise<CallbackEventRecord[]>;
+  claimCallbackEvents(request: CallbackEventSelectRequest): Promise<CallbackEventRecord[]>;
 
   /** Like `transact`, for one callback event: the plan's event write must have `revision = current.revision + 1`. */
-  transactEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>): Promise<T>;
+  transactCallbackEvent<T>(namespace: string, eventId: string, plan: EventPlan<T>): Promise<T>;
 
   /** Lists callback events in one status newest first (by `eventId`, which starts with its run id), below `before`. */
-  listEvents(request: ListEventsRequest): Promise<CallbackEventRecord[]>;
+  listCallbackEvents(request: ListCallbackEventsRequest): Promise<CallbackEventRecord[]>;
 
   /** Lists runs newest first (by `runId`, which starts with the creation time), optionally by task name and status, below the `before` id. */
   listRuns(request: ListRunsRequest): Promise<RunRecord[]>;
@@ -310,7 +310,7 @@ export interface SelectRequest {
 }
 
 /** A selection of callback events to claim, with core's pure plan for each. */
-export interface EventSelectRequest {
+export interface CallbackEventSelectRequest {
   namespace: string;
   /** Task identities and, for each, the kinds this process has handlers for. */
   tasks: readonly (TaskKey & { kinds: readonly CallbackKind[] })[];
@@ -323,12 +323,12 @@ export interface EventSelectRequest {
 /** Core's decision about one callback event inside a store transaction. */
 export type EventPlan<T> = (current: CallbackEventRecord | null) => { write: CallbackEventRecord | null; value: T };
 
-/** What `listEvents` selects. */
-export interface ListEventsRequest {
+/** What `listCallbackEvents` selects. */
+export interface ListCallbackEventsRequest {
   namespace: string;
   status: CallbackEventStatus;
   limit: number;
-  /** Only events whose id sorts below this one (the previous page's last); `null` from the newest. */
+  /** Only events whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;
 }
 
@@ -338,7 +338,7 @@ export interface ListRunsRequest {
   taskName: string | null;
   status: RunStatus | null;
   limit: number;
-  /** Only runs whose id sorts below this one (the previous page's last); `null` from the newest. */
+  /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;
 }
 

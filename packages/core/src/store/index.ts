@@ -47,6 +47,7 @@ export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {
+  type CallbackEventSelectRequest,
   type CollectRequest,
   type CollectResult,
   type CommandPlan,
@@ -58,8 +59,7 @@ export {
   type DefinitionRecord,
   type DueSchedulesRequest,
   type EventPlan,
-  type EventSelectRequest,
-  type ListEventsRequest,
+  type ListCallbackEventsRequest,
   type ListRunsRequest,
   type ListSchedulesRequest,
   type PlanResult,

@@ -2,11 +2,11 @@ import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../machine/ru
 import type { Json } from '../util/json.js';
 import { bindVerbs } from './bind-verbs.js';
 import type { Store } from './contract.js';
+import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './memory/callback-events.js';
 import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
 import { runCommand } from './memory/commands.js';
 import { registerDefinition } from './memory/definitions.js';
-import { claimEvents, listEvents, transactEvent } from './memory/events.js';
 import { listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
 import { type MemoryTransaction, transact } from './memory/settle.js';
@@ -71,9 +71,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       claimDue,
       recoverExpired,
       nextDueAt,
-      claimEvents,
-      transactEvent,
-      listEvents,
+      claimCallbackEvents,
+      transactCallbackEvent,
+      listCallbackEvents,
       listRuns,
       runCommand,
       collect,

@@ -231,7 +231,7 @@ const shared = new Map<string, unknown>();
 
 /**
  * Parses a JSON column that many runs share word for word (a task's policy and callback kinds): parsed once, frozen,
- * and shared, so reading a page of runs does not parse the same text for every row.
+ * and shared, so reading a slice of runs does not parse the same text for every row.
  */
 export function parseSharedJson<T>(text: string): T {
   let value = shared.get(text);

@@ -132,7 +132,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       // Deliverers that claim the event and die: nobody answers, nobody renews the lease.
       const claimAsDeadDeliverer = () => {
         const now = clock.now();
-        return h.store.claimEvents({
+        return h.store.claimCallbackEvents({
           namespace: 'default',
           tasks: [{ ...task, kinds: ['success'] }],
           limit: 1,
@@ -150,7 +150,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(third).toMatchObject({ status: 'dead_letter', deliveryAttempt: 2, lease: null });
       expect(third?.lastError?.code).toBe('LEASE_EXPIRED');
       // The second deliverer answers late: its token is stale, the dead letter stays.
-      const late = await h.store.transactEvent('default', `${runId}:1:success`, (current) => {
+      const late = await h.store.transactCallbackEvent('default', `${runId}:1:success`, (current) => {
         const write =
           current &&
           recordDelivery(

@@ -90,11 +90,11 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   taskRun: { suite: taskRunSuite, verbs: ['transact', 'runCommand'] },
   callbacks: {
     suite: callbacksSuite,
-    verbs: ['claimEvents', 'transactEvent', 'listEvents', 'runCommand', 'callbackCounts'],
+    verbs: ['claimCallbackEvents', 'transactCallbackEvent', 'listCallbackEvents', 'runCommand', 'callbackCounts'],
   },
   operator: { suite: operatorSuite, verbs: ['runCommand', 'listRuns', 'callbackCountsOf'] },
   retention: { suite: retentionSuite, verbs: ['collect'] },
-  retries: { suite: retriesSuite, verbs: ['claimEvents', 'transactEvent', 'transact'] },
+  retries: { suite: retriesSuite, verbs: ['claimCallbackEvents', 'transactCallbackEvent', 'transact'] },
   bulkStarts: { suite: bulkStartsSuite, verbs: ['createRuns', 'listRuns', 'callbackCountsOf'] },
   schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },

@@ -11,7 +11,7 @@ import {
 } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { writeEvent } from '../writes/event-writes.js';
+import { writeEvent } from '../writes/callback-event-writes.js';
 import { rowsOf } from '../writes/run-writes.js';
 
 /**

@@ -9,7 +9,7 @@ import {
 } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 import type { Statements } from '../statements.js';
-import { writeEvent } from '../writes/event-writes.js';
+import { writeEvent } from '../writes/callback-event-writes.js';
 import { applyWrite } from '../writes/run-writes.js';
 
 function commandInTransaction<T extends Json>(

@@ -85,7 +85,7 @@ export class CallbackLoop {
       if (free > 0) {
         try {
           const now = engine.now();
-          const events = await engine.store.claimEvents({
+          const events = await engine.store.claimCallbackEvents({
             namespace: engine.namespace,
             tasks,
             limit: free,
@@ -184,7 +184,7 @@ export class CallbackLoop {
       }
       const closing = controller.signal.aborted && !this.running;
       try {
-        const written = await engine.store.transactEvent(engine.namespace, event.eventId, (current) => {
+        const written = await engine.store.transactCallbackEvent(engine.namespace, event.eventId, (current) => {
           if (current === null) return { write: null, value: null };
           const now = engine.now();
           const write = closing

@@ -1,7 +1,7 @@
 import { replayEvent } from '../../machine/event-machine.js';
 import { type CallbackEventRecord, iso } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
-import { deadListSchema, hash, listRequest, type OperatorScope, pageOf, parse, replaySchema } from './input.js';
+import { deadListSchema, hash, listRequest, type OperatorScope, parse, replaySchema, sliceOf } from './input.js';
 import type { DeadLetter, Operator, ReplayResult } from './operator.js';
 
 /** `operator.deadLetters`: list the callback events that used up their attempts, and replay one. */
@@ -13,14 +13,14 @@ export function operatorDeadLetters(scope: OperatorScope): Operator['deadLetters
       const { filter, before, limit } = listRequest(scope, operation, deadListSchema, options, () => ({
         deadLetters: true,
       }));
-      const events = await engine.store.listEvents({
+      const events = await engine.store.listCallbackEvents({
         namespace: engine.namespace,
         status: 'dead_letter',
         limit: limit + 1,
         before,
       });
-      const { page, nextCursor } = pageOf(events, limit, (event) => event.eventId, filter);
-      return { items: page.map(deadLetterOf), nextCursor };
+      const { slice, nextCursor } = sliceOf(events, limit, (event) => event.eventId, filter);
+      return { items: slice.map(deadLetterOf), nextCursor };
     },
     replay: (input) => replay(scope, input),
   };

@@ -59,7 +59,7 @@ export const hash = (value: unknown) => createHash('sha256').update(canonicalJso
 const cursorSum = (before: string, filterHash: string) => hash({ v: 2, b: before, f: filterHash }).slice(0, 16);
 
 /**
- * An opaque cursor: the last id of a page, the hash of the namespace and filter it belongs to, and a check sum over
+ * An opaque cursor: the last id of a listing's slice, the hash of the namespace and filter it belongs to, and a check sum over
  * both. It continues only the listing it came from: another namespace, another filter or an edited cursor is refused.
  */
 function encodeCursor(last: string, filter: unknown): string {
@@ -85,16 +85,16 @@ export function decodeCursor(cursor: string | undefined, filter: unknown, operat
   });
 }
 
-/** One page of a listing read with `limit + 1` rows: the first `limit`, and the cursor to the rest, if any. */
-export function pageOf<T>(
+/** One slice of a listing read with `limit + 1` rows: the first `limit`, and the cursor to the rest, if any. */
+export function sliceOf<T>(
   rows: readonly T[],
   limit: number,
   idOf: (row: T) => string,
   filter: unknown,
-): { page: T[]; nextCursor: string | null } {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(idOf(last), filter) : null };
+): { slice: T[]; nextCursor: string | null } {
+  const slice = rows.slice(0, limit);
+  const last = slice.at(-1);
+  return { slice, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(idOf(last), filter) : null };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { RunWrite } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
 import { assertRunId } from '../../util/ids.js';
 import type { Json } from '../../util/json.js';
-import { hash, listRequest, listSchema, type OperatorScope, pageOf, parse, runCommandSchema } from './input.js';
+import { hash, listRequest, listSchema, type OperatorScope, parse, runCommandSchema, sliceOf } from './input.js';
 import type { Operator, OperatorResult, RunCommand, RunListItem } from './operator.js';
 
 /** `operator.runs`: list, read and steer any run of the namespace. */
@@ -26,12 +26,12 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
         status: o.status ?? null,
       }));
       const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
-      const { page, nextCursor } = pageOf(runs, limit, (run) => run.runId, filter);
+      const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);
       const callbacks = await store.callbackCountsOf(
         namespace,
-        page.map((run) => run.runId),
+        slice.map((run) => run.runId),
       );
-      const items = page.map((run, i) => listItem(toRunInfo(run, callbacks[i] as CallbackCounts), payloads));
+      const items = slice.map((run, i) => listItem(toRunInfo(run, callbacks[i] as CallbackCounts), payloads));
       return { items, nextCursor };
     },
     async get(runId) {

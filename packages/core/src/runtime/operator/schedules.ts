@@ -4,7 +4,7 @@ import { type ScheduleInfo, type ScheduleRecord, toScheduleInfo } from '../../ma
 import { DocketError } from '../../util/errors.js';
 import type { Json } from '../../util/json.js';
 import { cleanText, nameSchema, strictObject } from '../../util/validation.js';
-import { hash, listRequest, type OperatorScope, pageOf, parse } from './input.js';
+import { hash, listRequest, type OperatorScope, parse, sliceOf } from './input.js';
 
 /** An operator command on one schedule. */
 export interface ScheduleCommand {
@@ -49,8 +49,8 @@ export function operatorSchedules(scope: OperatorScope): OperatorSchedules {
         schedules: true,
       }));
       const rows = await engine.store.listSchedules({ namespace: engine.namespace, after: before, limit: limit + 1 });
-      const { page, nextCursor } = pageOf(rows, limit, (s) => s.id, filter);
-      return { items: page.map(toScheduleInfo), nextCursor };
+      const { slice, nextCursor } = sliceOf(rows, limit, (s) => s.id, filter);
+      return { items: slice.map(toScheduleInfo), nextCursor };
     },
     pause: (command) => scheduleCommand(scope, 'pause', command),
     resume: (command) => scheduleCommand(scope, 'resume', command),

@@ -1,25 +1,25 @@
 import {
   type CallbackEventRecord,
+  type CallbackEventSelectRequest,
   type EventPlan,
   type EventRow,
-  type EventSelectRequest,
-  type ListEventsRequest,
+  type ListCallbackEventsRequest,
   rowToEvent,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
 import { NEWEST_ID, type Statements } from '../statements.js';
-import { writeEvent } from '../writes/event-writes.js';
+import { writeEvent } from '../writes/callback-event-writes.js';
 
-/** The statements `eventStatements` prepares. */
-export interface EventStatements {
+/** The statements `callbackEventStatements` prepares. */
+export interface CallbackEventStatements {
   selectDueEvents: Database.Statement<[string, number, number], EventRow>;
   selectAbandonedEvents: Database.Statement<[string, number, number], EventRow>;
-  listEvents: Database.Statement<[string, string, string, number], EventRow>;
+  listCallbackEvents: Database.Statement<[string, string, string, number], EventRow>;
 }
 
 /** The callback events' own statements, prepared once per connection. */
-export function eventStatements(db: Database.Database): EventStatements {
+export function callbackEventStatements(db: Database.Database): CallbackEventStatements {
   return {
     /** Due pending or retrying events of a namespace, earliest first. */
     selectDueEvents: db.prepare<[string, number, number], EventRow>(
@@ -32,21 +32,21 @@ export function eventStatements(db: Database.Database): EventStatements {
        WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at LIMIT ?`,
     ),
     /** Events of a status, newest first below a cursor. */
-    listEvents: db.prepare<[string, string, string, number], EventRow>(
+    listCallbackEvents: db.prepare<[string, string, string, number], EventRow>(
       'SELECT * FROM docket_events WHERE namespace = ? AND status = ? AND event_id < ? ORDER BY event_id DESC LIMIT ?',
     ),
   };
 }
 
 /** Selects due and abandoned callback events of the given tasks and kinds, and writes core's claim for each. */
-function claimInTransaction(s: Statements, request: EventSelectRequest): CallbackEventRecord[] {
+function claimInTransaction(s: Statements, request: CallbackEventSelectRequest): CallbackEventRecord[] {
   const wanted = (event: CallbackEventRecord) =>
     request.tasks.some(
       (t) => t.name === event.taskName && t.version === event.taskVersion && t.kinds.includes(event.kind),
     );
   const rows = [
-    ...s.events.selectDueEvents.all(request.namespace, request.now, request.limit * 4),
-    ...s.events.selectAbandonedEvents.all(request.namespace, request.now, request.limit),
+    ...s.callbackEvents.selectDueEvents.all(request.namespace, request.now, request.limit * 4),
+    ...s.callbackEvents.selectAbandonedEvents.all(request.namespace, request.now, request.limit),
   ];
   const written: CallbackEventRecord[] = [];
   for (const row of rows) {
@@ -73,25 +73,31 @@ function transactInTransaction<T>(s: Statements, namespace: string, eventId: str
   return value;
 }
 
-/** `Store.claimEvents`: due and abandoned events of the wanted tasks and kinds, claimed in the batch's transaction. */
-export function claimEvents(ctx: SqliteContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
-  return ctx.write('store.claimEvents', ({ s }) => claimInTransaction(s, request));
+/** `Store.claimCallbackEvents`: due and abandoned events of the wanted tasks and kinds, claimed in the batch's transaction. */
+export function claimCallbackEvents(
+  ctx: SqliteContext,
+  request: CallbackEventSelectRequest,
+): Promise<CallbackEventRecord[]> {
+  return ctx.write('store.claimCallbackEvents', ({ s }) => claimInTransaction(s, request));
 }
 
-/** `Store.transactEvent`. */
-export function transactEvent<T>(
+/** `Store.transactCallbackEvent`. */
+export function transactCallbackEvent<T>(
   ctx: SqliteContext,
   namespace: string,
   eventId: string,
   plan: EventPlan<T>,
 ): Promise<T> {
-  return ctx.write('store.transactEvent', ({ s }) => transactInTransaction(s, namespace, eventId, plan));
+  return ctx.write('store.transactCallbackEvent', ({ s }) => transactInTransaction(s, namespace, eventId, plan));
 }
 
-/** `Store.listEvents`: events in one status, newest first, below a cursor. */
-export function listEvents(ctx: SqliteContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
-  return ctx.read('store.listEvents', ({ s }) =>
-    s.events.listEvents
+/** `Store.listCallbackEvents`: events in one status, newest first, below a cursor. */
+export function listCallbackEvents(
+  ctx: SqliteContext,
+  request: ListCallbackEventsRequest,
+): Promise<CallbackEventRecord[]> {
+  return ctx.read('store.listCallbackEvents', ({ s }) =>
+    s.callbackEvents.listCallbackEvents
       .all(request.namespace, request.status, request.before ?? NEWEST_ID, request.limit)
       .map(rowToEvent),
   );

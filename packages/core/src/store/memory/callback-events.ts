@@ -1,10 +1,13 @@
 import type { CallbackEventRecord } from '../../machine/run-types.js';
 import { checkEventWrite } from '../checks.js';
-import type { EventPlan, EventSelectRequest, ListEventsRequest } from '../contract.js';
+import type { CallbackEventSelectRequest, EventPlan, ListCallbackEventsRequest } from '../contract.js';
 import { clone, key, type MemoryState, planEach } from './state.js';
 
-/** `Store.claimEvents`: due or abandoned events of the wanted tasks and kinds, by due time then id. */
-export function claimEvents(m: MemoryState, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
+/** `Store.claimCallbackEvents`: due or abandoned events of the wanted tasks and kinds, by due time then id. */
+export function claimCallbackEvents(
+  m: MemoryState,
+  request: CallbackEventSelectRequest,
+): Promise<CallbackEventRecord[]> {
   return m.exclusive(() => {
     const candidates = [...m.events.values()]
       .filter((event) => {
@@ -24,8 +27,13 @@ export function claimEvents(m: MemoryState, request: EventSelectRequest): Promis
   });
 }
 
-/** `Store.transactEvent`. */
-export function transactEvent<T>(m: MemoryState, namespace: string, eventId: string, plan: EventPlan<T>): Promise<T> {
+/** `Store.transactCallbackEvent`. */
+export function transactCallbackEvent<T>(
+  m: MemoryState,
+  namespace: string,
+  eventId: string,
+  plan: EventPlan<T>,
+): Promise<T> {
   return m.exclusive(() => {
     const current = m.events.get(key(namespace, eventId));
     const { write, value } = plan(current ? clone(current) : null);
@@ -38,8 +46,11 @@ export function transactEvent<T>(m: MemoryState, namespace: string, eventId: str
   });
 }
 
-/** `Store.listEvents`: events in one status, newest first, below a cursor. */
-export async function listEvents(m: MemoryState, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+/** `Store.listCallbackEvents`: events in one status, newest first, below a cursor. */
+export async function listCallbackEvents(
+  m: MemoryState,
+  request: ListCallbackEventsRequest,
+): Promise<CallbackEventRecord[]> {
   return [...m.events.values()]
     .filter((e) => e.namespace === request.namespace && e.status === request.status)
     .filter((e) => request.before === null || e.eventId < request.before)

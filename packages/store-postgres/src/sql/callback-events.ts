@@ -1,19 +1,22 @@
 import {
   type CallbackEventRecord,
+  type CallbackEventSelectRequest,
   type EventPlan,
   type EventRow,
-  type EventSelectRequest,
-  type ListEventsRequest,
+  type ListCallbackEventsRequest,
   rowToEvent,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { writeEvent } from '../writes/event-writes.js';
+import { writeEvent } from '../writes/callback-event-writes.js';
 import { rowsOf } from '../writes/run-writes.js';
 
-/** `Store.claimEvents`: due or abandoned events of the wanted tasks and kinds, locked, planned and written. */
-export function claimEvents(ctx: PgContext, request: EventSelectRequest): Promise<CallbackEventRecord[]> {
-  return ctx.inTransaction('store.claimEvents', async (tx) => {
+/** `Store.claimCallbackEvents`: due or abandoned events of the wanted tasks and kinds, locked, planned and written. */
+export function claimCallbackEvents(
+  ctx: PgContext,
+  request: CallbackEventSelectRequest,
+): Promise<CallbackEventRecord[]> {
+  return ctx.inTransaction('store.claimCallbackEvents', async (tx) => {
     const due = await rowsOf<EventRow>(
       tx,
       sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace}
@@ -38,9 +41,14 @@ export function claimEvents(ctx: PgContext, request: EventSelectRequest): Promis
   });
 }
 
-/** `Store.transactEvent`: one event locked, core's plan, its write. */
-export function transactEvent<T>(ctx: PgContext, namespace: string, eventId: string, plan: EventPlan<T>): Promise<T> {
-  return ctx.inTransaction('store.transactEvent', async (tx) => {
+/** `Store.transactCallbackEvent`: one event locked, core's plan, its write. */
+export function transactCallbackEvent<T>(
+  ctx: PgContext,
+  namespace: string,
+  eventId: string,
+  plan: EventPlan<T>,
+): Promise<T> {
+  return ctx.inTransaction('store.transactCallbackEvent', async (tx) => {
     const found = await rowsOf<EventRow>(
       tx,
       sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${namespace} AND event_id = ${eventId} FOR UPDATE`,
@@ -55,8 +63,11 @@ export function transactEvent<T>(ctx: PgContext, namespace: string, eventId: str
   });
 }
 
-/** `Store.listEvents`: events in one status, newest first, below a cursor. */
-export async function listEvents(ctx: PgContext, request: ListEventsRequest): Promise<CallbackEventRecord[]> {
+/** `Store.listCallbackEvents`: events in one status, newest first, below a cursor. */
+export async function listCallbackEvents(
+  ctx: PgContext,
+  request: ListCallbackEventsRequest,
+): Promise<CallbackEventRecord[]> {
   const below = request.before === null ? sql`` : sql` AND event_id < ${request.before}`;
   const found = await rowsOf<EventRow>(
     ctx.live(),
