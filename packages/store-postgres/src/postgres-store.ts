@@ -19,10 +19,10 @@ import {
   settledPerMinute,
 } from './sql/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
-import { transactBatcher } from './sql/settle/batch.js';
-import { transact } from './sql/settle/index.js';
 import { startBatcher } from './sql/start/batch.js';
 import { createCappedRun, createRuns } from './sql/start/index.js';
+import { transactBatcher } from './sql/transact/batch.js';
+import { transact } from './sql/transact/index.js';
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 

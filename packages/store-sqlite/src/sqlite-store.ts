@@ -20,8 +20,8 @@ import {
   settledPerMinute,
 } from './sql/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './sql/schedules.js';
-import { transact } from './sql/settle.js';
 import { createRun, createRuns } from './sql/start.js';
+import { transact } from './sql/transact.js';
 
 export type { SqliteStoreOptions, SqliteTransaction } from './options.js';
 

@@ -9,9 +9,9 @@ import { runCommand } from './memory/commands.js';
 import { registerDefinition } from './memory/definitions.js';
 import { listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
-import { type MemoryTransaction, transact } from './memory/settle.js';
 import { createRun, createRuns } from './memory/start.js';
 import { clone, key, MemoryState } from './memory/state.js';
+import { type MemoryTransaction, transact } from './memory/transact.js';
 
 export type { MemoryTransaction };
 
