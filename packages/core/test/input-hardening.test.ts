@@ -135,3 +135,58 @@ describe('a custom store whose open() throws', () => {
     await queue.close();
   });
 });
+
+describe('a value read once: what is checked is what is stored', () => {
+  /** An object whose `note` is short when first read and 100 KB on every later read. */
+  function growingNote() {
+    let reads = 0;
+    return {
+      get note() {
+        reads++;
+        return reads === 1 ? 'short' : 'x'.repeat(100_000);
+      },
+    };
+  }
+
+  it('stores the query it checked against queryBytes, and refuses arrays with extra keys', async () => {
+    const store = memoryStore();
+    const queue = createQueue({ store, runtime: { mode: 'producer' }, limits: { queryBytes: 1024 } });
+    const task = queue.define({ name: 'once', version: '1' });
+    await queue.ready();
+    try {
+      const { runId } = await task.start({ query: growingNote() });
+      expect((await task.get(runId))?.query).toEqual({ note: 'short' });
+      expect(JSON.stringify(store.raw.run('default', runId)?.query)).toBe('{"note":"short"}');
+      const list = Object.assign(['a'], { hidden: 'dropped by JSON' });
+      expect(await code(() => task.start({ query: list }))).toBe('JSON_INVALID');
+      expect(store.raw.runCount()).toBe(1);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('stores the state ctx.next was given as it was checked against stateBytes', async () => {
+    const store = memoryStore();
+    const queue = createQueue({ store, limits: { stateBytes: 1024 }, protocol: { pollMs: 10 } });
+    let seen: unknown;
+    const task = queue.define<null, unknown>(
+      { name: 'state-once', version: '1' },
+      {
+        execute: (ctx) => {
+          if (ctx.state === null) return ctx.next(growingNote());
+          seen = ctx.state;
+          return ctx.end();
+        },
+      },
+    );
+    await queue.ready();
+    try {
+      const { runId } = await task.start({ query: null });
+      const done = await task.wait(runId, { timeoutMs: 10_000 });
+      expect(done?.status).toBe('success');
+      expect(seen).toEqual({ note: 'short' });
+    } finally {
+      await queue.close();
+    }
+  });
+});

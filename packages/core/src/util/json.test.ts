@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isDocketError } from './errors.js';
-import { assertJson, canonicalJson } from './json.js';
+import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, jsonSnapshot } from './json.js';
 
 const limits = { bytes: 1000, nodes: 100, depth: 8 };
 const check = (value: unknown) => () => assertJson(value, 'query', limits, 'test');
@@ -51,6 +51,63 @@ describe('assertJson', () => {
   it('accepts a value that is the same object twice but not a cycle', () => {
     const shared = { x: 1 };
     expect(check({ a: shared, b: shared })).not.toThrow();
+  });
+});
+
+describe('jsonSnapshot', () => {
+  const snapshot = (value: unknown, bytes = 1000) =>
+    jsonSnapshot(value, 'query', { bytes, ...JSON_STRUCTURE_LIMITS }, 'test');
+  const codeOf = (call: () => unknown) => {
+    try {
+      call();
+    } catch (error) {
+      return isDocketError(error) ? error.code : 'not a DocketError';
+    }
+    return 'accepted';
+  };
+
+  it('reads each getter once and answers the value it checked, not a later read', () => {
+    let reads = 0;
+    const tricky = {
+      get note() {
+        reads++;
+        return reads === 1 ? 'short' : 'x'.repeat(100_000);
+      },
+    };
+    const copy = snapshot(tricky);
+    expect(reads).toBe(1);
+    expect(copy).toEqual({ note: 'short' });
+    expect(JSON.stringify(copy).length).toBeLessThan(1000);
+  });
+
+  it('refuses an array with an extra own key instead of dropping it', () => {
+    const list = Object.assign([1, 2], { extra: 'kept?' });
+    expect(codeOf(() => snapshot(list))).toBe('JSON_INVALID');
+  });
+
+  it('counts depth in containers: 64 nested arrays are within 64 levels, 65 are not', () => {
+    const nest = (levels: number) => {
+      let value: unknown = null;
+      for (let i = 0; i < levels; i++) value = [value];
+      return value;
+    };
+    expect(codeOf(() => snapshot(nest(64)))).toBe('accepted');
+    expect(codeOf(() => snapshot(nest(65)))).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('keeps an own __proto__ key as a key of the copy', () => {
+    const value = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}');
+    const copy = snapshot(value) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__', 'a']);
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":1}');
+  });
+
+  it('is a copy: changing the input afterwards does not change it', () => {
+    const input = { list: [1, 2] };
+    const copy = snapshot(input);
+    input.list.push(3);
+    expect(copy).toEqual({ list: [1, 2] });
   });
 });
 

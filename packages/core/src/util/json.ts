@@ -31,60 +31,104 @@ function describe(value: unknown): string {
 
 /**
  * Checks that `value` is plain JSON within `limits`, or throws `JSON_INVALID` / `PAYLOAD_TOO_LARGE`.
- * `what` names the value in messages (for example `query`).
+ * `what` names the value in messages (for example `query`). Prefer `jsonSnapshot`, which answers what it checked.
  */
 export function assertJson(value: unknown, what: string, limits: JsonLimits, operation: string): asserts value is Json {
-  let nodes = 0;
-  const onPath = new Set<object>();
-  const visit = (node: unknown, path: string, depth: number): void => {
-    nodes++;
-    if (nodes > limits.nodes) {
-      throw new DocketError('PAYLOAD_TOO_LARGE', `${what} has more than ${limits.nodes} JSON nodes`, {
-        operation,
-        details: { path: what, limit: limits.nodes, kind: 'nodes' },
-      });
-    }
-    if (depth > limits.depth) {
-      throw new DocketError('PAYLOAD_TOO_LARGE', `${what} is nested deeper than ${limits.depth} levels`, {
-        operation,
-        details: { path, limit: limits.depth, kind: 'depth' },
-      });
-    }
-    if (node === null || typeof node === 'string' || typeof node === 'boolean') return;
-    if (typeof node === 'number') {
-      if (!Number.isFinite(node)) invalid(path, node);
-      return;
-    }
-    if (typeof node !== 'object') invalid(path, node);
-    const obj = node as object;
-    if (onPath.has(obj)) {
-      throw new DocketError('JSON_INVALID', `${path} is not JSON: it contains a cycle`, {
-        operation,
-        details: { path },
-      });
-    }
-    onPath.add(obj);
-    if (Array.isArray(obj)) {
-      for (let i = 0; i < obj.length; i++) {
-        if (!(i in obj)) invalid(`${path}[${i}]`, undefined);
-        visit(obj[i], `${path}[${i}]`, depth + 1);
-      }
-    } else {
-      if (!isPlainObject(obj)) invalid(path, obj);
-      if (Object.getOwnPropertySymbols(obj).length > 0) invalid(path, Symbol());
-      for (const [key, child] of Object.entries(obj)) visit(child, `${path}.${key}`, depth + 1);
-    }
-    onPath.delete(obj);
-  };
-  const invalid = (path: string, node: unknown): never => {
-    throw new DocketError('JSON_INVALID', `${path} is not JSON: ${describe(node)}`, { operation, details: { path } });
-  };
-  visit(value, what, 1);
-  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  jsonSnapshot(value, what, limits, operation);
+}
+
+/**
+ * A plain copy of `value`, read once (each property's getter runs once), checked against `limits` and answered: the
+ * value a caller checks is the value it stores. Throws `JSON_INVALID` for what JSON cannot hold (a class instance, a
+ * function, a symbol key, a non-finite number, a hole or an extra own key of an array, a cycle) and
+ * `PAYLOAD_TOO_LARGE` past a limit. Depth counts containers: a scalar inside 64 nested arrays is 64 levels deep.
+ */
+export function jsonSnapshot(value: unknown, what: string, limits: JsonLimits, operation: string): Json {
+  const walk = new SnapshotWalk(what, limits, operation);
+  const copy = walk.copy(value, what, 0);
+  const bytes = Buffer.byteLength(JSON.stringify(copy), 'utf8');
   if (bytes > limits.bytes) {
     throw new DocketError('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes, more than the limit of ${limits.bytes}`, {
       operation,
       details: { path: what, limit: limits.bytes, bytes, kind: 'bytes' },
+    });
+  }
+  return copy;
+}
+
+/** One `jsonSnapshot` walk: the nodes counted so far and the containers on the current path. */
+class SnapshotWalk {
+  private nodes = 0;
+  private readonly onPath = new Set<object>();
+
+  constructor(
+    private readonly what: string,
+    private readonly limits: JsonLimits,
+    private readonly operation: string,
+  ) {}
+
+  copy(node: unknown, path: string, depth: number): Json {
+    this.nodes++;
+    if (this.nodes > this.limits.nodes) {
+      throw new DocketError('PAYLOAD_TOO_LARGE', `${this.what} has more than ${this.limits.nodes} JSON nodes`, {
+        operation: this.operation,
+        details: { path: this.what, limit: this.limits.nodes, kind: 'nodes' },
+      });
+    }
+    if (node === null || typeof node === 'string' || typeof node === 'boolean') return node;
+    if (typeof node === 'number') return Number.isFinite(node) ? node : this.invalid(path, node);
+    if (typeof node !== 'object') return this.invalid(path, node);
+    if (depth + 1 > this.limits.depth) {
+      throw new DocketError('PAYLOAD_TOO_LARGE', `${this.what} is nested deeper than ${this.limits.depth} levels`, {
+        operation: this.operation,
+        details: { path, limit: this.limits.depth, kind: 'depth' },
+      });
+    }
+    if (this.onPath.has(node)) {
+      throw new DocketError('JSON_INVALID', `${path} is not JSON: it contains a cycle`, {
+        operation: this.operation,
+        details: { path },
+      });
+    }
+    this.onPath.add(node);
+    const copied = Array.isArray(node) ? this.copyArray(node, path, depth + 1) : this.copyObject(node, path, depth + 1);
+    this.onPath.delete(node);
+    return copied;
+  }
+
+  private copyArray(node: unknown[], path: string, depth: number): Json[] {
+    const keys = Reflect.ownKeys(node);
+    // An array's own keys are its indexes and `length`: anything more is something JSON would drop.
+    if (keys.length !== node.length + 1) {
+      const extra = keys.find((k) => k !== 'length' && (typeof k !== 'string' || !/^(0|[1-9]\d*)$/.test(k)));
+      if (extra !== undefined) return this.invalid(`${path}.${String(extra)}`, 'an extra array key');
+      let hole = 0;
+      while (hole in node) hole++;
+      return this.invalid(`${path}[${hole}]`, undefined);
+    }
+    const out: Json[] = new Array(node.length);
+    for (let i = 0; i < node.length; i++) out[i] = this.copy(node[i], `${path}[${i}]`, depth);
+    return out;
+  }
+
+  private copyObject(node: object, path: string, depth: number): { [key: string]: Json } {
+    const proto = Object.getPrototypeOf(node);
+    if (proto !== Object.prototype && proto !== null) return this.invalid(path, node);
+    if (Object.getOwnPropertySymbols(node).length > 0) return this.invalid(path, Symbol());
+    const out: { [key: string]: Json } = {};
+    for (const key of Object.keys(node)) {
+      const child = this.copy((node as Record<string, unknown>)[key], `${path}.${key}`, depth);
+      // defineProperty: an own `__proto__` key stays a key instead of setting the copy's prototype.
+      Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+
+  private invalid(path: string, node: unknown): never {
+    const described = node === 'an extra array key' ? node : describe(node);
+    throw new DocketError('JSON_INVALID', `${path} is not JSON: ${described}`, {
+      operation: this.operation,
+      details: { path },
     });
   }
 }

@@ -4,7 +4,7 @@ import { writeOf } from '../../machine/run-write.js';
 import { holdsLease, type TransitionInput, transition } from '../../machine/state-machine.js';
 import type { PlanResult, RunWrite } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
-import { assertJson, deepFreeze, JSON_STRUCTURE_LIMITS, type Json } from '../../util/json.js';
+import { deepFreeze, JSON_STRUCTURE_LIMITS, type Json, jsonSnapshot } from '../../util/json.js';
 import { step } from '../../util/thenable.js';
 import { formatIssues } from '../../util/validation.js';
 import type { Engine, RegisteredTask } from '../queue/engine.js';
@@ -159,10 +159,15 @@ async function awaitOutcome(
 
 /** Checks a state given to `ctx.next` against the JSON limits and `schema.state`. */
 function validateState(engine: Engine, task: RegisteredTask, value: unknown, runId: string): Json {
-  assertJson(value, 'state', { bytes: engine.options.limits.stateBytes, ...JSON_STRUCTURE_LIMITS }, 'ctx.next');
+  const state = jsonSnapshot(
+    value,
+    'state',
+    { bytes: engine.options.limits.stateBytes, ...JSON_STRUCTURE_LIMITS },
+    'ctx.next',
+  );
   const schema = task.definition.schema.state;
   if (schema) {
-    const parsed = v.safeParse(schema, value);
+    const parsed = v.safeParse(schema, state);
     if (!parsed.success) {
       throw new DocketError('JSON_INVALID', 'state does not match schema.state', {
         operation: 'ctx.next',
@@ -171,7 +176,7 @@ function validateState(engine: Engine, task: RegisteredTask, value: unknown, run
       });
     }
   }
-  return value;
+  return state;
 }
 
 /** The write of one transition input, or `null` when refused. */

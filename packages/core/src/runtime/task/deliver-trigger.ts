@@ -5,12 +5,12 @@ import { decideTriggerDelivery, type TriggerDelivery } from '../../machine/trigg
 import { DocketError } from '../../util/errors.js';
 import { assertRunId } from '../../util/ids.js';
 import {
-  assertJson,
   canonicalJson,
   deepFreeze,
   frozenCopy,
   JSON_STRUCTURE_LIMITS,
   type Json,
+  jsonSnapshot,
 } from '../../util/json.js';
 import { cleanText, formatIssues, strictObject } from '../../util/validation.js';
 import type { Engine } from '../queue/engine.js';
@@ -50,19 +50,14 @@ export async function deliverEvent(engine: Engine, runId: string, event: Trigger
       details: { issues },
     });
   }
-  if (event.payload !== undefined) {
-    assertJson(
-      event.payload,
-      'event.payload',
-      { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS },
-      operation,
-    );
-  }
+  const payloadLimits = { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS };
+  const payload =
+    event.payload === undefined ? undefined : jsonSnapshot(event.payload, 'event.payload', payloadLimits, operation);
   const received: ReceivedEvent = {
-    id: event.id,
-    type: event.type,
+    id: parsed.output.id,
+    type: parsed.output.type,
     hash: createHash('sha256')
-      .update(canonicalJson({ id: event.id, type: event.type, payload: event.payload ?? null }))
+      .update(canonicalJson({ id: parsed.output.id, type: parsed.output.type, payload: payload ?? null }))
       .digest('hex'),
   };
 
@@ -73,7 +68,8 @@ export async function deliverEvent(engine: Engine, runId: string, event: Trigger
   const validate = engine.tasks.get(`${before.taskName}@${before.taskVersion}`)?.handlers?.validateEvent;
   if (validate && before.status === 'waiting' && before.triggerEvent === null) {
     // A frozen copy: the caller's own payload object is neither shared with the handler nor frozen.
-    const copy = frozenCopy({ ...event } as unknown as Json) as unknown as TriggerEvent;
+    const shown = { id: received.id, type: received.type, ...(payload === undefined ? {} : { payload }) };
+    const copy = frozenCopy(shown as Json) as unknown as TriggerEvent;
     const answer = await validate({ query: deepFreeze(before.query), event: copy });
     verdict = answer === true ? true : typeof answer === 'string' && answer.length > 0 ? answer : 'refused';
   }

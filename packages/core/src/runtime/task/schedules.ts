@@ -3,7 +3,7 @@ import { cronProblem, decideFiring, nextSlot } from '../../machine/schedule-slot
 import type { Misfire, ScheduleRecord } from '../../machine/schedule-types.js';
 import type { CreateRunRequest } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
-import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from '../../util/json.js';
+import { canonicalJson, JSON_STRUCTURE_LIMITS, type Json, jsonSnapshot } from '../../util/json.js';
 import { formatIssues, nameSchema, strictObject } from '../../util/validation.js';
 import type { Engine } from '../queue/engine.js';
 import type { ResolvedDefinition } from './definition.js';
@@ -72,14 +72,19 @@ function parseSchedule(engine: Engine, def: ResolvedDefinition, id: unknown, opt
       details: { field: problem.field },
     });
   }
-  assertJson(o.query, 'query', { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS }, operation);
-  if (def.schema.query && !v.safeParse(def.schema.query, o.query).success) {
+  const query = jsonSnapshot(
+    o.query,
+    'query',
+    { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS },
+    operation,
+  );
+  if (def.schema.query && !v.safeParse(def.schema.query, query).success) {
     throw new DocketError('JSON_INVALID', 'query does not match schema.query', {
       operation,
       details: { field: 'query' },
     });
   }
-  return { id: id as string, ...o, timezone, misfire: o.misfire ?? 'latest', enabled: o.enabled ?? true };
+  return { id: id as string, ...o, query, timezone, misfire: o.misfire ?? 'latest', enabled: o.enabled ?? true };
 }
 
 /** The fields of a schedule that the application sets; a change of any of them is a new revision. */

@@ -5,7 +5,7 @@ import { type HistoryEntry, iso, type RunRecord, type StoredTrigger } from '../.
 import type { CreateRunResult } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
 import { newRunId } from '../../util/ids.js';
-import { assertJson, canonicalJson, JSON_STRUCTURE_LIMITS, type Json } from '../../util/json.js';
+import { canonicalJson, JSON_STRUCTURE_LIMITS, type Json, jsonSnapshot } from '../../util/json.js';
 import { cleanText, formatIssues, strictObject } from '../../util/validation.js';
 import type { Engine } from '../queue/engine.js';
 import type { ResolvedDefinition } from './definition.js';
@@ -103,9 +103,10 @@ export function prepareStart(
   if (!('query' in (input as object))) {
     throw new DocketError('JSON_INVALID', 'query is required', { operation, details: { path: 'query' } });
   }
-  const { query, idempotencyKey, trigger, limits, priority } = parsed.output;
+  const { idempotencyKey, trigger, limits, priority } = parsed.output;
   const idem = idempotencyKey === undefined ? {} : { idempotencyKey };
-  assertJson(query, 'query', { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS }, operation);
+  const limitsOfQuery = { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS };
+  const query = jsonSnapshot(parsed.output.query, 'query', limitsOfQuery, operation);
   if (def.schema.query) {
     const checked = v.safeParse(def.schema.query, query);
     if (!checked.success) {
