@@ -70,7 +70,9 @@ export type ConformanceArea =
 
 /** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
 export interface AreaSuite {
+  /** Declares the area's tests for one store. */
   suite: <Tx>(factory: HarnessFactory<Tx>) => void;
+  /** The store verbs the area covers. */
   verbs: readonly StoreVerbName[];
 }
 

@@ -13,11 +13,6 @@ export interface JsonLimits {
 /** The node and depth limits every stored JSON value shares. */
 export const JSON_STRUCTURE_LIMITS = { nodes: 10_000, depth: 64 } as const;
 
-function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 function describe(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (typeof value === 'number') return String(value);
