@@ -49,6 +49,8 @@ export class QueueLifecycle {
   private storeOpened = false;
   /** Set by a close() that arrives while ready() runs: the start stops at its next step. */
   private closeRequested = false;
+  /** What made `ready()` fail: the cause of the `QUEUE_FAILED` that every later call meets. */
+  private failure: unknown = undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -61,7 +63,7 @@ export class QueueLifecycle {
     if (this.state === 'created' || this.state === 'starting') {
       throw new DocketError('QUEUE_NOT_READY', 'call await queue.ready() first', { operation });
     }
-    throw lifecycleError(this.state, operation);
+    throw lifecycleError(this.state, operation, this.failure);
   }
 
   /** What `health()` reports of the loops: their last errors. */
@@ -88,10 +90,13 @@ export class QueueLifecycle {
     return reasons;
   }
 
-  /** `queue.ready()`: once; later calls share the first one's promise. */
+  /**
+   * `queue.ready()`: once; later calls share the first one's promise while it runs or after it succeeded. After it
+   * failed, a later call meets `QUEUE_FAILED` (never retryable) with the first error as its cause.
+   */
   ready(): Promise<void> {
-    if (this.state === 'closing' || this.state === 'closed') {
-      return Promise.reject(lifecycleError(this.state, 'queue.ready'));
+    if (this.state === 'closing' || this.state === 'closed' || this.state === 'failed') {
+      return Promise.reject(lifecycleError(this.state, 'queue.ready', this.failure));
     }
     if (this.readyPromise) return this.readyPromise;
     if (this.state !== 'created') return Promise.reject(lifecycleError(this.state, 'queue.ready'));
@@ -121,6 +126,7 @@ export class QueueLifecycle {
       this.state = 'ready';
     } catch (error) {
       this.state = 'failed';
+      this.failure = error;
       if (this.storeOpened) await options.store.close().catch(() => undefined);
       this.storeOpened = false;
       throw error;
@@ -204,11 +210,14 @@ export class QueueLifecycle {
   }
 }
 
-/** The error an operation meets in a queue that is not ready. */
-export function lifecycleError(state: QueueState, operation: string): DocketError {
+/** The error an operation meets in a queue that is not ready; `failure` is what made `ready()` fail, if it did. */
+export function lifecycleError(state: QueueState, operation: string, failure?: unknown): DocketError {
   if (state === 'closing') return new DocketError('QUEUE_CLOSING', 'the queue is closing', { operation });
   if (state === 'closed') return new DocketError('QUEUE_CLOSED', 'the queue is closed', { operation });
-  if (state === 'failed') return new DocketError('QUEUE_FAILED', 'the queue failed to start', { operation });
+  if (state === 'failed') {
+    const why = failure instanceof Error ? `: ${failure.message}` : '';
+    return new DocketError('QUEUE_FAILED', `the queue failed to start${why}`, { operation, cause: failure });
+  }
   return new DocketError('QUEUE_NOT_READY', 'ready() is already in progress', { operation });
 }
 
