@@ -190,3 +190,25 @@ describe('a value read once: what is checked is what is stored', () => {
     }
   });
 });
+
+describe('starts and schedules at the edges', () => {
+  it('refuses a sparse startMany array and a cron that never fires with CONFIG_INVALID, writing nothing', async () => {
+    const store = memoryStore();
+    const queue = createQueue({ store, runtime: { mode: 'producer' } });
+    const task = queue.define({ name: 'edges', version: '1' });
+    await queue.ready();
+    try {
+      // biome-ignore lint/suspicious/noSparseArray: a hole is exactly what this case feeds in.
+      const sparse = [{ query: 1 }, , { query: 3 }];
+      expect(await code(() => task.startMany(sparse as never))).toBe('CONFIG_INVALID');
+      expect(await code(() => task.startMany(new Array(3) as never))).toBe('CONFIG_INVALID');
+      for (const cron of ['0 0 31 2 *', '0 0 30 2 *']) {
+        expect(await code(() => task.schedule('never', { cron, query: null })), cron).toBe('CONFIG_INVALID');
+      }
+      expect(store.raw.runCount()).toBe(0);
+      expect((await queue.operator.schedules.list()).items).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+  });
+});

@@ -19,7 +19,8 @@ describe('ready() after a failed ready()', () => {
       (error: unknown) => error,
     );
     expect(isDocketError(first, 'CONNECTION_UNAVAILABLE')).toBe(true);
-    for (const call of [() => queue.ready(), () => task.start({ query: 1 })]) {
+    const calls: (() => Promise<unknown>)[] = [() => queue.ready(), () => task.start({ query: 1 })];
+    for (const call of calls) {
       const again = await Promise.resolve()
         .then(call)
         .then(

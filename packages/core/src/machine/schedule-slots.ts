@@ -15,11 +15,14 @@ export function cronProblem(cron: string, timezone: string): { field: 'cron' | '
   }
   const fields = cron.trim().split(/\s+/).length;
   if (fields !== 5 && fields !== 6) return { field: 'cron', message: 'cron takes five or six fields' };
+  let next: Date | null;
   try {
-    new Cron(cron, { timezone, paused: true }).nextRun(new Date());
+    next = new Cron(cron, { timezone, paused: true }).nextRun(new Date());
   } catch (error) {
     return { field: 'cron', message: (error as Error).message };
   }
+  // croner looks years ahead: no next slot means a date that never comes (31 February).
+  if (next === null) return { field: 'cron', message: `${JSON.stringify(cron)} never fires` };
   return null;
 }
 

@@ -137,6 +137,22 @@ export function schedulesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(latest?.trigger).toEqual({ schedule: 'latest', at: '2027-01-04T00:10:00.000Z' });
     });
 
+    it("keeps an operator's pause when the schedule is declared again without enabled", async () => {
+      await area.harness();
+      const clock = manualClock(T0);
+      const c = await consumer(clock, []);
+      const { revision } = await c.task.schedule('kept', { cron: '* * * * *', query: null });
+      const op = c.queue.operator.schedules;
+      await op.pause({ id: 'kept', expectedRevision: revision, reason: 'quota', commandId: 'k-1' });
+      // What every start-up does: the same declaration again.
+      const again = await c.task.schedule('kept', { cron: '* * * * *', query: null });
+      expect(again).toEqual({ scheduleId: 'kept', created: false, revision: revision + 1 });
+      expect((await op.list()).items[0]?.enabled).toBe(false);
+      const enabled = await c.task.schedule('kept', { cron: '* * * * *', query: null, enabled: true });
+      expect(enabled.revision).toBe(revision + 2);
+      expect((await op.list()).items[0]?.enabled).toBe(true);
+    });
+
     it('pauses and resumes with revisions and command receipts; a paused schedule fires nothing', async () => {
       await area.harness();
       const clock = manualClock(T0);

@@ -21,7 +21,10 @@ export interface ScheduleOptions<Q> {
   limits?: { modelCalls?: number };
   /** What to do with slots no consumer fired on time; default `latest`. */
   misfire?: Misfire;
-  /** Default `true`; a disabled schedule fires nothing until it is enabled again. */
+  /**
+   * Default `true` for a new schedule; left out, a schedule declared again keeps what it has (an operator's pause
+   * stays). A disabled schedule fires nothing until it is enabled again.
+   */
   enabled?: boolean;
 }
 
@@ -84,7 +87,7 @@ function parseSchedule(engine: Engine, def: ResolvedDefinition, id: unknown, opt
       details: { field: 'query' },
     });
   }
-  return { id: id as string, ...o, query, timezone, misfire: o.misfire ?? 'latest', enabled: o.enabled ?? true };
+  return { id: id as string, ...o, query, timezone, misfire: o.misfire ?? 'latest' };
 }
 
 /** The fields of a schedule that the application sets; a change of any of them is a new revision. */
@@ -133,7 +136,8 @@ export async function upsertSchedule(
       query: o.query as Json,
       limits: o.limits ?? {},
       misfire: o.misfire,
-      enabled: o.enabled,
+      // Declared again without `enabled` (as at every start-up), a schedule keeps an operator's pause.
+      enabled: o.enabled ?? current?.enabled ?? true,
       nextAt: nextSlot(o.cron, o.timezone, now),
       lastSlotAt: current?.lastSlotAt ?? null,
       revision: 1,

@@ -35,6 +35,15 @@ function prepareAll(
       details: { length: Array.isArray(inputs) ? inputs.length : null },
     });
   }
+  // A hole is no input: `map` would skip it and leave one in the answer.
+  for (let index = 0; index < inputs.length; index++) {
+    if (!(index in inputs)) {
+      throw new DocketError('CONFIG_INVALID', `inputs[${index}]: startMany takes no holes in its array`, {
+        operation,
+        details: { index },
+      });
+    }
+  }
   return inputs.map((input, index) => {
     try {
       return prepareStart(engine, def, input, operation, traceParent);
