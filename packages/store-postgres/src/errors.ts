@@ -23,6 +23,9 @@ export function withoutParams(error: unknown): string {
   return cause instanceof Error && !own.includes(cause.message) ? `${own}: ${cause.message}` : own;
 }
 
+/** SQLSTATEs of text the server cannot store (a NUL, a character its encoding lacks): the input's fault. */
+const INVALID_TEXT = new Set(['22021', '22P05']);
+
 /** SQLSTATE classes and codes that mean the connection, not the statement, failed. */
 const CONNECTION_LOST = /^(08|57P0[1-3])/;
 
@@ -71,6 +74,15 @@ export function classify(
     );
   }
   if (!outcome.reachedCommit && sqlState(error) === undefined && !lost) return error; // the plan's own error
+  const state = sqlState(error);
+  if (state !== undefined && INVALID_TEXT.has(state)) {
+    return new DocketError('CONFIG_INVALID', `PostgreSQL cannot store this text: ${withoutParams(error)}`, {
+      operation,
+      cause: error,
+      details: { sqlState: state },
+      ...context,
+    });
+  }
   if (lost) {
     return new DocketError('CONNECTION_UNAVAILABLE', `PostgreSQL connection lost: ${withoutParams(error)}`, {
       operation,

@@ -1,6 +1,9 @@
 import { isDocketError } from '@docket/core';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { classify, OutcomeTracker } from '../src/errors.js';
+import { preparedCall } from '../src/wire/prepared-calls.js';
+import { DATABASE_URL } from './helpers.js';
 
 describe('store error messages', () => {
   it("never carry a failed statement's parameters, and keep the driver's reason", () => {
@@ -14,5 +17,37 @@ describe('store error messages', () => {
     expect((error as Error).message).not.toContain('payload');
     expect((error as Error).message).not.toContain('params');
     expect((error as Error).message).toContain('invalid input syntax for type json');
+  });
+});
+
+describe('text PostgreSQL cannot hold', () => {
+  it('is refused as input before it reaches a one-round-trip message, never sent to break the protocol', () => {
+    let error: unknown;
+    try {
+      preparedCall({ text: 'SELECT $1::text AS v', params: ['worker\u0000id'] });
+    } catch (e) {
+      error = e;
+    }
+    expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+  });
+
+  it.runIf(DATABASE_URL)('is an input error when the server refuses it, never a lost connection', async () => {
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    try {
+      const refused = await client.query('SELECT $1::text AS v', ['worker\u0000id']).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      const outcome = new OutcomeTracker();
+      outcome.committing();
+      const error = classify(refused, outcome, 'store.transact', {});
+      expect(isDocketError(error, 'CONFIG_INVALID')).toBe(true);
+      expect((error as { retryable: boolean }).retryable).toBe(false);
+      // The connection still works: nothing was lost.
+      expect((await client.query('SELECT 1 AS v')).rows[0].v).toBe(1);
+    } finally {
+      await client.end();
+    }
   });
 });

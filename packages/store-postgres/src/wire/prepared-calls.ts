@@ -1,3 +1,4 @@
+import { DocketError } from '@docket/core';
 import type { Statement } from './statement.js';
 
 // Statements with their values written in as literals: several statements (`BEGIN; ...; COMMIT`) then travel in one
@@ -12,6 +13,10 @@ export const notifyText = (channel: string, payload: string): string =>
  * holds the tag itself falls back to `E'...'`, which reads the same whatever `standard_conforming_strings` says.
  */
 function quote(text: string): string {
+  // A NUL would end the message early and break the protocol (the server drops the connection): refused as input.
+  if (text.includes('\u0000')) {
+    throw new DocketError('CONFIG_INVALID', 'PostgreSQL text cannot hold a NUL character', { operation: 'store' });
+  }
   // `$docket` anywhere (the tag, or a text ending in `$docket` that the closing tag would complete) falls back.
   if (!text.includes('$docket')) return `${TAG}${text}${TAG}`;
   return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;

@@ -29,6 +29,7 @@ function commitPlain(engine: Engine, run: RunRecord, control: Control): Promise<
   return committed.then(
     (write) => {
       try {
+        engine.commitSucceeded();
         engine.written(write);
       } finally {
         endPage(engine, runId);
@@ -150,6 +151,7 @@ async function commit(page: Page, control: Control): Promise<void> {
       },
       { pure: check === undefined && control.effect === undefined },
     );
+    engine.commitSucceeded();
     engine.written(write);
   } catch (error) {
     await commitFailed(engine, run.runId, token, error);

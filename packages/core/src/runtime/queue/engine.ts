@@ -153,6 +153,14 @@ export class Engine {
    * A page's commit failed in the store (not in the application's effect or check): no attempt is consumed. The run
    * keeps its lease, which expires, and is recovered as after a crash; `health()` says why meanwhile.
    */
+  /**
+   * A page's commit reached the store: the last commit failure no longer stands. Only a commit clears it (a claim
+   * that works says nothing of commits), so a commit that keeps failing keeps `health()` degraded.
+   */
+  commitSucceeded(): void {
+    if (this.commitFailure !== null) this.commitFailure = null;
+  }
+
   storeFailedAtCommit(runId: string, error: unknown): void {
     this.commitFailure = error;
     const err = errorFields(error);
@@ -165,7 +173,6 @@ export class Engine {
   /** Reports every history entry of a write to telemetry. */
   written(write: RunWrite | null): void {
     if (write === null) return;
-    if (this.commitFailure !== null) this.commitFailure = null;
     this.tracing.written(write);
     const sink = this.options.telemetry.sink;
     // Without a sink there is nothing to build the events for.

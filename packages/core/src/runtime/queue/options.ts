@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { CallbackPolicy, RetryPolicy } from '../../machine/run-types.js';
 import type { Store } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
-import { formatIssues, nameSchema, strictObject } from '../../util/validation.js';
+import { cleanText, formatIssues, nameSchema, strictObject } from '../../util/validation.js';
 import { guardLogger, isLogger, type Logger, SILENT_LOGGER, stderrLogger } from '../observe/logger.js';
 import type { TelemetryEvent, Tracer } from '../observe/telemetry.js';
 
@@ -50,7 +50,7 @@ const optionsSchema = strictObject({
       concurrency: v.optional(int(0, 1024)),
       callbackConcurrency: v.optional(int(1, 1024)),
       closeGraceMs: v.optional(int(0, 3_600_000)),
-      workerId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(128))),
+      workerId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(128), cleanText)),
     }),
   ),
   defaults: v.optional(
