@@ -1,10 +1,36 @@
 import { DocketError, type DocketErrorCode } from '@docket/core';
 
-/** Replaces every occurrence of each secret in `text` with `[redacted]`. */
+/**
+ * Replaces every occurrence of each secret in `text` with `[redacted]`: the secret as it is, and as base64 (standard
+ * or URL-safe) at any position of a longer encoded text (an upstream may echo `Basic` credentials or the key encoded).
+ */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    for (const form of [secret, ...base64Forms(secret)]) out = out.split(form).join('[redacted]');
+  }
   return out;
+}
+
+/**
+ * The base64 texts that a secret's bytes become inside any base64-encoded text: for each of the three alignments
+ * (0, 1 or 2 bytes before it), the characters that depend on the secret's bytes alone, in standard and URL-safe
+ * form. Only long enough ones (8 characters and more), so that a short run of letters is never taken for a secret.
+ */
+export function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const forms = new Set<string>();
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const start = offset === 0 ? 0 : offset + 1;
+    const end = Math.floor((offset + bytes.length) / 3) * 4;
+    const core = encoded.slice(start, end);
+    if (core.length < 8) continue;
+    forms.add(core);
+    forms.add(core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return [...forms];
 }
 
 function redactValue(value: unknown, secrets: readonly string[]): unknown {

@@ -109,6 +109,8 @@ function secretsOf(options: unknown): string[] {
       for (const part of [url.username, url.password]) {
         if (part !== '') secrets.push(part, decodeURIComponent(part));
       }
+      // A key passed in the query string (`?key=...`, as some APIs take it).
+      for (const value of url.searchParams.values()) if (value.length >= 4) secrets.push(value);
     } catch {
       // not a URL: the schema refuses it
     }
@@ -116,12 +118,13 @@ function secretsOf(options: unknown): string[] {
   return secrets;
 }
 
-/** A URL without its user and password, for showing. */
+/** A URL without its user, password and query string (which may carry a key), for showing. */
 function withoutCredentials(baseUrl: string): string {
   const url = new URL(baseUrl);
-  if (url.username === '' && url.password === '') return baseUrl;
+  if (url.username === '' && url.password === '' && url.search === '') return baseUrl;
   url.username = '';
   url.password = '';
+  url.search = '';
   return url.toString();
 }
 

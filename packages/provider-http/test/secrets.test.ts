@@ -81,6 +81,55 @@ describe('a key in the common wrong places is never printed', () => {
   });
 });
 
+describe('a key that comes back encoded, or sits in the query string', () => {
+  let server: Server;
+  let baseUrl: string;
+  beforeAll(async () => {
+    // A gateway that answers 400 and echoes the request's headers base64-encoded, and its URL.
+    server = createServer((req, res) => {
+      const echo = Buffer.from(JSON.stringify(req.headers)).toString('base64');
+      const url = Buffer.from(req.url ?? '').toString('base64url');
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'bad request', echo, url }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** Every base64 run of the error's body, decoded (standard and URL-safe alike). */
+  const decodedEchoes = (error: unknown) => {
+    const body = String((error as { details?: { body?: unknown } }).details?.body ?? '');
+    const parsed = JSON.parse(body) as { echo: string; url: string };
+    return [Buffer.from(parsed.echo, 'base64').toString('utf8'), Buffer.from(parsed.url, 'base64url').toString('utf8')];
+  };
+
+  it('is redacted from an upstream that echoes it base64-encoded', async () => {
+    for (const prefix of ['', 'x', 'xy']) {
+      const key = `${prefix}${KEY}`;
+      const provider = httpProvider({ kind: 'openai-compatible', baseUrl, model: 'm', apiKey: key });
+      const error = await provider
+        .generate({ messages: [{ role: 'user', content: 'hi' }], signal: new AbortController().signal })
+        .catch((e: unknown) => e);
+      expect(isDocketError(error, 'PROVIDER_HTTP_ERROR')).toBe(true);
+      for (const decoded of decodedEchoes(error)) expect(decoded).not.toContain(KEY);
+      expect(shown(error)).not.toContain(KEY);
+    }
+  });
+
+  it("never shows a key in baseUrl's query string: not in the provider, not in its errors", async () => {
+    const provider = httpProvider({ kind: 'gemini', baseUrl: `${baseUrl}?key=${KEY}`, model: 'm' });
+    expect(JSON.stringify(provider)).not.toContain(KEY);
+    expect(inspect(provider)).not.toContain(KEY);
+    expect(provider.baseUrl).not.toContain(KEY);
+    const error = await provider
+      .generate({ messages: [{ role: 'user', content: 'hi' }], signal: new AbortController().signal })
+      .catch((e: unknown) => e);
+    expect(isDocketError(error)).toBe(true);
+    expect(shown(error)).not.toContain(KEY);
+  });
+});
+
 describe('parseDotenv', () => {
   it('keeps a quoted value over several lines (a PEM key) whole', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF\n-----END PRIVATE KEY-----';
