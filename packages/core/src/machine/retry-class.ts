@@ -1,4 +1,5 @@
 import { NonRetryableError } from '../util/retry-errors.js';
+import { safeInstanceOf, safeProp } from '../util/safe-error.js';
 
 /** The longest a `retryAfterMs` may push the next attempt out: one hour. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
@@ -25,21 +26,22 @@ export function classifyRetry(error: unknown): RetryClass {
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
     if (!nonRetryable) nonRetryable = isFinal(current);
     if (retryAfterMs === null) retryAfterMs = retryAfterOf(current);
-    current = (current as { cause?: unknown }).cause;
+    current = safeProp(current, 'cause');
   }
   return { nonRetryable, retryAfterMs };
 }
 
 function isFinal(error: object): boolean {
-  if (error instanceof NonRetryableError) return true;
-  const { code, details } = error as { code?: unknown; details?: { status?: unknown } };
+  if (safeInstanceOf(error, NonRetryableError)) return true;
+  const code = safeProp(error, 'code');
   if (code === 'PROVIDER_CONFIG_INVALID') return true;
-  return code === 'PROVIDER_HTTP_ERROR' && typeof details?.status === 'number' && FINAL_STATUSES.has(details.status);
+  const status = safeProp(safeProp(error, 'details'), 'status');
+  return code === 'PROVIDER_HTTP_ERROR' && typeof status === 'number' && FINAL_STATUSES.has(status);
 }
 
 function retryAfterOf(error: object): number | null {
-  const own = (error as { retryAfterMs?: unknown }).retryAfterMs;
-  const detail = (error as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
+  const own = safeProp(error, 'retryAfterMs');
+  const detail = safeProp(safeProp(error, 'details'), 'retryAfterMs');
   const value = typeof own === 'number' ? own : typeof detail === 'number' ? detail : null;
   if (value === null || !Number.isFinite(value) || value < 0) return null;
   return Math.min(Math.ceil(value), MAX_RETRY_AFTER_MS);

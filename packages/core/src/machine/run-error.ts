@@ -1,4 +1,4 @@
-import { DocketError } from '../util/errors.js';
+import { safeInstanceOf, safeProp, safeString, thrownMessage } from '../util/safe-error.js';
 import type { RunError } from './run-types.js';
 
 /** The longest code kept: codes are UPPER_SNAKE names, never prose. */
@@ -8,16 +8,21 @@ const CODE_CHARS = 64;
  * Summarises a thrown value as the `RunError` a run stores, bounded as stored: its JSON encoding (code, name,
  * message, truncated) is at most `limitBytes` bytes, whatever the message holds (characters JSON escapes take more
  * than their own bytes). The code is the error's own UPPER_SNAKE `code`, or its cause's, else `BUSINESS_ERROR`; a
- * wrapper's message keeps its cause's message. Pure.
+ * wrapper's message keeps its cause's message. Any value may be thrown: it is read without running its own hooks
+ * (`toString`, getters that throw, Proxy traps), so the summary is always made. Pure.
  */
 export function summarizeError(error: unknown, limitBytes: number): RunError {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : null;
-  let code = error instanceof DocketError ? error.code : codeOf(error);
+  const isError = safeInstanceOf(error, Error);
+  const causeValue = isError ? safeProp(error, 'cause') : undefined;
+  const cause = safeInstanceOf(causeValue, Error) ? causeValue : null;
+  // A DocketError's code is UPPER_SNAKE too: read the same way.
+  let code = codeOf(error);
   if (code === 'BUSINESS_ERROR' && cause) code = codeOf(cause);
-  let message = error instanceof Error ? error.message : String(error);
+  let message = thrownMessage(error);
   // Wrappers (ORMs, drivers) often keep the useful part in `cause`: keep it in the summary.
-  if (cause && !message.includes(cause.message)) message = `${message}: ${cause.message}`;
-  const name = cutToBytes(error instanceof Error ? error.name : typeof error, Math.floor(limitBytes / 4));
+  const causeMessage = cause ? thrownMessage(cause) : '';
+  if (causeMessage !== '' && !message.includes(causeMessage)) message = `${message}: ${causeMessage}`;
+  const name = cutToBytes(isError ? safeString(error, 'name', 'Error') : typeof error, Math.floor(limitBytes / 4));
   const whole: RunError = { code: code.slice(0, CODE_CHARS), name, message, truncated: false };
   if (encodedBytes(whole) <= limitBytes) return whole;
   // The longest prefix whose encoding fits, by binary search: escapes make the encoding longer than the text.
@@ -41,7 +46,7 @@ function prefix(text: string, length: number): string {
 }
 
 function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = safeProp(error, 'code');
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : 'BUSINESS_ERROR';
 }
 

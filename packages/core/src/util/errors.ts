@@ -123,5 +123,10 @@ export class DocketError extends Error {
 
 /** True when `value` is a `DocketError` made by any copy of `@docket/core`, optionally with the given code. */
 export function isDocketError(value: unknown, code?: DocketErrorCode): value is DocketError {
-  return value instanceof DocketError && (code === undefined || value.code === code);
+  try {
+    return value instanceof DocketError && (code === undefined || value.code === code);
+  } catch {
+    // A thrown Proxy whose traps throw is no DocketError.
+    return false;
+  }
 }

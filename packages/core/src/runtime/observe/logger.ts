@@ -1,4 +1,5 @@
 import { isDocketError } from '../../util/errors.js';
+import { describeThrown, safeInstanceOf, safeProp, safeString, thrownMessage } from '../../util/safe-error.js';
 
 /** The object `createQueue({ logger })` takes: pino's four methods, each called with fields and a message. */
 export interface Logger {
@@ -81,9 +82,10 @@ export function guardLogger(logger: Logger): Logger {
  */
 export function errorFields(error: unknown): { code: string; name: string; message: string } {
   if (isDocketError(error)) return { code: error.code, name: error.name, message: error.message };
-  if (error instanceof Error) {
-    const own = (error as Error & { code?: unknown }).code;
-    return { code: typeof own === 'string' ? own : 'INTERNAL', name: error.name, message: error.message };
+  if (safeInstanceOf(error, Error)) {
+    const own = safeProp(error, 'code');
+    const code = typeof own === 'string' ? own : 'INTERNAL';
+    return { code, name: safeString(error, 'name', 'Error'), message: thrownMessage(error) };
   }
-  return { code: 'INTERNAL', name: 'Error', message: String(error) };
+  return { code: 'INTERNAL', name: 'Error', message: describeThrown(error) };
 }

@@ -1,5 +1,6 @@
 import type { Store } from '../../store/contract.js';
 import { DocketError, isDocketError } from '../../util/errors.js';
+import { thrownMessage } from '../../util/safe-error.js';
 import { CallbackLoop } from '../loops/callbacks.js';
 import { RetentionTimer } from '../loops/retention.js';
 import { ScheduleLoop } from '../loops/schedules.js';
@@ -16,7 +17,7 @@ async function openStore(store: Store): Promise<void> {
     await store.open();
   } catch (error) {
     if (isDocketError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = thrownMessage(error);
     throw new DocketError('CONNECTION_UNAVAILABLE', `store ${store.name} could not open: ${message}`, {
       operation: 'queue.ready',
       cause: error,
