@@ -282,18 +282,35 @@ function operatorMove(run: RunRecord, input: InputOf<'cancel' | 'pause' | 'resum
     if (from === 'running' && hasLiveLease(run, now)) {
       return moved(run, next, input, 'pausing', 'PAUSE_REQUESTED', now, input.detail);
     }
-    if (from !== 'running' && from !== 'pending' && from !== 'retrying') return notAllowed(run, input);
+    if (from !== 'running' && from !== 'pending' && from !== 'retrying' && from !== 'waiting') {
+      return notAllowed(run, input);
+    }
     next.lease = null;
     return moved(run, next, input, 'paused', 'PAUSED', now, input.detail);
   }
   if (from !== 'paused' && from !== 'blocked' && from !== 'pausing') return notAllowed(run, input);
   next.recoveries = 0;
+  if (from === 'paused' && awaitsTrigger(run)) {
+    // Paused while it waited: it waits for its trigger again (a time already passed fires at the next claim).
+    next.dueAt = run.trigger !== null && 'at' in run.trigger ? Date.parse(run.trigger.at) : null;
+    return moved(run, next, input, 'waiting', 'RESUMED', now, input.detail);
+  }
   if (from === 'pausing' && hasLiveLease(run, now))
     return moved(run, next, input, 'running', 'RESUMED', now, input.detail);
   next.lease = null;
   if (run.dueAt !== null && run.dueAt > now) return moved(run, next, input, 'retrying', 'RESUMED', now, input.detail);
   next.dueAt = now;
   return moved(run, next, input, 'pending', 'RESUMED', now, input.detail);
+}
+
+/**
+ * Whether a paused run was paused before its trigger fired: it has a trigger, was never claimed (`fence` 0), and an
+ * event trigger has received no event. A time trigger that fired before the pause is told apart by nothing, and
+ * needs nothing: waiting again with its time passed, it fires at the next claim.
+ */
+function awaitsTrigger(run: RunRecord): boolean {
+  if (run.trigger === null || run.fence !== 0) return false;
+  return 'at' in run.trigger || run.triggerEvent === null;
 }
 
 /**

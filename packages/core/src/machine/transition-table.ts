@@ -138,7 +138,7 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
   },
   {
     input: 'pause',
-    from: ['pending', 'retrying', 'running'],
+    from: ['waiting', 'pending', 'retrying', 'running'],
     to: 'paused',
     reasons: ['PAUSED'],
     when: 'operator pause, no live lease',
@@ -165,6 +165,13 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
     when: 'operator resume, no live lease, due later',
   },
   { input: 'resume', from: ['pausing'], to: 'running', reasons: ['RESUMED'], when: 'operator resume, live lease' },
+  {
+    input: 'resume',
+    from: ['paused'],
+    to: 'waiting',
+    reasons: ['RESUMED'],
+    when: 'operator resume of a run paused before its trigger fired',
+  },
   {
     input: 'retry',
     from: ['failed'],

@@ -53,6 +53,27 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
     });
 
+    it('pauses a run that waits for its time or event; resumed, it waits for its trigger again', async () => {
+      await area.harness();
+      const { task, queue } = await producer('delayed');
+      const op = queue.operator;
+      const later = new Date(Date.now() + 3_600_000);
+      const timed = await task.start({ query: 'timed', trigger: { at: later } });
+      const evented = await task.start({ query: 'evented', trigger: { event: 'approved' } });
+      for (const { runId } of [timed, evented]) {
+        const paused = await op.runs.pause({ runId, expectedRevision: 1, reason: 'hold', commandId: `p-${runId}` });
+        expect(paused).toEqual({ kind: 'applied', runId, revision: 2, status: 'paused', changed: true });
+        const resumed = await op.runs.resume({ runId, expectedRevision: 2, reason: 'go', commandId: `r-${runId}` });
+        expect(resumed).toMatchObject({ kind: 'applied', status: 'waiting', revision: 3, changed: true });
+      }
+      expect((await task.get(timed.runId))?.dueAt).toBe(later.toISOString());
+      // The event run still takes its event, and only then becomes pending.
+      expect(await queue.events.deliver(evented.runId, { id: 'e-1', type: 'approved' })).toMatchObject({
+        accepted: true,
+        status: 'pending',
+      });
+    });
+
     it('pauses, resumes and cancels with expectedRevision, and answers a reused commandId with its first result', async () => {
       await area.harness();
       const { task, queue } = await producer();
