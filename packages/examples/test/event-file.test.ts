@@ -8,10 +8,10 @@ const directory = mkdtempSync(join(tmpdir(), 'docket-event-file-'));
 mkdirSync(join(directory, 'inbox'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-/** An event whose file is exactly `bytes` long, padded in its id. */
+/** An event whose file is exactly `bytes` long, padded in its release id. */
 function eventOf(bytes: number) {
-  const base = { id: '', type: 'release.ready' as const, taskId: 't', releaseId: 'r', revision: 1 };
-  return { ...base, id: 'x'.repeat(bytes - Buffer.byteLength(JSON.stringify(base))) };
+  const base = { id: 'e', type: 'release.ready' as const, taskId: 't', releaseId: '', revision: 1 };
+  return { ...base, releaseId: 'x'.repeat(bytes - Buffer.byteLength(JSON.stringify(base))) };
 }
 
 describe('the 16 KiB event file limit', () => {
@@ -26,5 +26,19 @@ describe('the 16 KiB event file limit', () => {
     writeFileSync(paths(directory).inbox, JSON.stringify(eventOf(MAX_EVENT_BYTES + 1)));
     const read = readInboxEvent(directory);
     expect(read).toMatchObject({ kind: 'malformed', problem: 'the event file is 16385 bytes, over 16384' });
+  });
+});
+
+describe("an event file's id", () => {
+  it.each([
+    ['empty', ''],
+    ['over 256 bytes', 'é'.repeat(129)],
+    ['holding a NUL', 'a\u0000b'],
+  ])('is malformed when %s, so that the run fails instead of the delivery', (_name, id) => {
+    writeFileSync(
+      paths(directory).inbox,
+      JSON.stringify({ id, type: 'release.ready', taskId: 't', releaseId: 'r', revision: 1 }),
+    );
+    expect(readInboxEvent(directory)).toMatchObject({ kind: 'malformed', problem: /id of 1 to 256 bytes/ });
   });
 });

@@ -434,7 +434,7 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([0, 0]);
   });
 
-  it('16 invalid event: a wrong type, a wrong shape, invalid JSON or a file over 16 KiB fails the run too', async () => {
+  it('16 invalid event: a wrong type, a wrong shape, a bad id, invalid JSON or a file over 16 KiB fails the run too', async () => {
     const cases: [string, string, RegExp][] = [
       [
         'wrong type',
@@ -444,6 +444,16 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
       ['wrong shape', JSON.stringify({ id: 'e', type: 'release.ready', taskId: 7 }), /no string taskId/],
       ['invalid JSON', '{"id": "e", "type": ', /not JSON/],
       ['over 16 KiB', JSON.stringify({ id: 'e', type: 'release.ready', pad: 'x'.repeat(17_000) }), /over 16384/],
+      [
+        'an empty id',
+        JSON.stringify({ id: '', type: 'release.ready', taskId: 't', releaseId: 'r', revision: 1 }),
+        /id of 1 to 256 bytes/,
+      ],
+      [
+        'an id over 256 bytes',
+        JSON.stringify({ id: 'e'.repeat(257), type: 'release.ready', taskId: 't', releaseId: 'r', revision: 1 }),
+        /id of 1 to 256 bytes/,
+      ],
     ];
     for (const [name, text, detail] of cases) {
       const waiting = await runEventTriggered(base());

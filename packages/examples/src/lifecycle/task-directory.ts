@@ -112,12 +112,23 @@ export function readInboxEvent(directory: string): InboxRead {
   return problem === null ? { kind: 'event', event: event as InboxEvent } : { kind: 'malformed', id, problem };
 }
 
+/** Whether `id` is an id `events.deliver` takes: 1 to 256 bytes of well-formed Unicode without NUL. */
+function isEventId(id: string): boolean {
+  const bytes = Buffer.byteLength(id, 'utf8');
+  // A lone surrogate: a string that is not well-formed Unicode.
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  return bytes >= 1 && bytes <= 256 && !id.includes('\u0000') && !lone.test(id);
+}
+
 /** What is wrong with a parsed event file's shape, or `null`. */
 function shapeProblem(event: Partial<InboxEvent> | null): string | null {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) return 'the event is not a JSON object';
   if (event.type !== 'release.ready') return `the event type is ${JSON.stringify(event.type)}, not "release.ready"`;
   for (const field of ['id', 'taskId', 'releaseId'] as const) {
     if (typeof event[field] !== 'string') return `the event has no string ${field}`;
+  }
+  if (!isEventId(event.id as string)) {
+    return 'the event has no id of 1 to 256 bytes of well-formed text without NUL (as events.deliver takes)';
   }
   if (typeof event.revision !== 'number') return 'the event has no numeric revision';
   return null;
