@@ -56,7 +56,26 @@ describe('a handler that ignores its signal', () => {
     await waitFor(async () => (await task.get(runId))?.status === 'failed', 'the attempt to time out');
     expect(counts.running).toBe(1);
     const closed = await queue.close();
-    expect(closed).toMatchObject({ status: 'closed', remainingExecutions: 1 });
+    expect(closed).toMatchObject({ status: 'closed', timedOut: true, remainingExecutions: 1 });
     await waitFor(() => counts.running === 0, 'the handler to end');
+  });
+
+  it('is waited for by close() within closeGraceMs after its page was stopped', async () => {
+    const { counts, execute } = stubbornHandler(400);
+    const queue = createQueue({
+      store: memoryStore(),
+      logger: false,
+      runtime: { concurrency: 2, closeGraceMs: 5000 },
+      protocol: { pollMs: 10 },
+      defaults: { policy: { attempts: 1, timeoutMs: 50 } },
+    });
+    const task = queue.define({ name: 'stubborn', version: '1' }, { execute: execute as never });
+    await queue.ready();
+    const { runId } = await task.start({ query: 1 });
+    await waitFor(async () => (await task.get(runId))?.status === 'failed', 'the attempt to time out');
+    expect(counts.running).toBe(1);
+    const closed = await queue.close();
+    expect(counts.running).toBe(0);
+    expect(closed).toEqual({ status: 'closed', timedOut: false, remainingExecutions: 0, remainingCallbacks: 0 });
   });
 });

@@ -57,11 +57,8 @@ export function endPage(engine: Engine, runId: string): void {
     engine.slotFreed();
     return;
   }
-  engine.straggling++;
-  flight.onHandlerSettled = () => {
-    engine.straggling--;
-    engine.slotFreed();
-  };
+  engine.stragglerStarted();
+  flight.onHandlerSettled = () => engine.stragglerEnded();
 }
 
 /**

@@ -49,6 +49,8 @@ export class Engine {
    * its signal, still runs. Each keeps its slot until the handler settles, so such handlers cannot pile up.
    */
   straggling = 0;
+  /** Who waits for the last straggling handler to settle (`noStragglers`). */
+  private stragglerWaiters: (() => void)[] = [];
   /** Set by the worker loop while every slot is taken: the next freed slot wakes it. */
   waitingForSlot = false;
 
@@ -86,6 +88,24 @@ export class Engine {
   /** A page of this process settled: wakes the worker loop if it is waiting for a free slot. */
   slotFreed(): void {
     if (this.waitingForSlot) this.wake();
+  }
+
+  /** A page whose handler ignored its stop holds its slot from now on, until `stragglerEnded`. */
+  stragglerStarted(): void {
+    this.straggling++;
+  }
+
+  /** A straggling handler settled: its slot is free. */
+  stragglerEnded(): void {
+    this.straggling--;
+    this.slotFreed();
+    if (this.straggling === 0) for (const wake of this.stragglerWaiters.splice(0)) wake();
+  }
+
+  /** Resolves once no stopped page's handler still runs. */
+  noStragglers(): Promise<void> {
+    if (this.straggling === 0) return Promise.resolve();
+    return new Promise((resolve) => this.stragglerWaiters.push(resolve));
   }
 
   /** Wakes the worker loop at `at` (epoch ms, by this queue's clock), unless an earlier wake is already set. */

@@ -189,12 +189,21 @@ export class QueueLifecycle {
     return report;
   }
 
-  /** Stops claiming, waits up to `closeGraceMs` for pages in flight, then aborts and releases the rest. */
+  /**
+   * Stops claiming, waits up to `closeGraceMs` for pages in flight and for handlers still running after their page
+   * was stopped, then aborts and releases the rest. A handler still running then is counted, and the close timed out.
+   */
   private async stopWorkers(): Promise<{ timedOut: boolean; remaining: number }> {
     const { workers, engine } = this;
     if (!workers) return { timedOut: false, remaining: 0 };
+    const deadline = Date.now() + this.options.runtime.closeGraceMs;
     await workers.stopClaiming();
-    if (await waitFor(workers.drain(), this.options.runtime.closeGraceMs)) return { timedOut: false, remaining: 0 };
+    if (await waitFor(workers.drain(), this.options.runtime.closeGraceMs)) {
+      if (await waitFor(engine.noStragglers(), Math.max(0, deadline - Date.now()))) {
+        return { timedOut: false, remaining: 0 };
+      }
+      return { timedOut: true, remaining: engine.straggling };
+    }
     const remaining = engine.inflight.size;
     for (const flight of engine.inflight.values()) engine.stopLocal(flight.runId, 'close');
     await workers.drain();
