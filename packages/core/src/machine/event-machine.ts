@@ -12,8 +12,9 @@ export const ABANDONED_DELIVERY: RunError = {
 /**
  * Claims an event for a delivery attempt: `pending`/`retrying` when due, or `delivering` whose lease expired (the
  * deliverer died), becomes `delivering` under a new lease with `deliveryAttempt + 1`. An abandoned delivery counts
- * as an attempt: when it was the last of `attempts`, the event becomes a dead letter instead, and the late deliverer's
- * answer (its token no longer the event's) changes nothing. Pure; `null` when not claimable.
+ * as an attempt: when it was the last of `attempts`, the event becomes a dead letter instead; a late deliverer's
+ * success still makes it `delivered` (see `recordDelivery`), its failure changes nothing. Pure; `null` when not
+ * claimable.
  */
 export function claimEvent(
   event: CallbackEventRecord,
@@ -47,7 +48,11 @@ export function claimEvent(
   };
 }
 
-/** Settles a delivery attempt held under `token`: delivered, or retried with backoff, or a dead letter. Pure. */
+/**
+ * Records a delivery attempt held under `token`: delivered, or retried with backoff, or a dead letter. A delivery that
+ * succeeded is `delivered` whatever happened to its claim meanwhile (its lease expired and the event was claimed
+ * again, retried or dead-lettered): the handler did its work. A failure under a lost lease changes nothing. Pure.
+ */
 export function recordDelivery(
   event: CallbackEventRecord,
   token: number,
@@ -55,6 +60,10 @@ export function recordDelivery(
   policy: CallbackPolicy,
   now: number,
 ): CallbackEventRecord | null {
+  if (outcome.ok && event.status !== 'delivered' && event.lease?.token !== token) {
+    const base = { ...event, revision: event.revision + 1, lease: null, updatedAt: now };
+    return { ...base, status: 'delivered', deliveredAt: now, deadAt: null, lastError: null };
+  }
   if (event.status !== 'delivering' || event.lease?.token !== token) return null;
   const base = { ...event, revision: event.revision + 1, lease: null, updatedAt: now };
   if (outcome.ok) return { ...base, status: 'delivered', deliveredAt: now, lastError: null };
@@ -63,6 +72,18 @@ export function recordDelivery(
   }
   const delay = retryDelayMs(policy.backoff, event.deliveryAttempt, outcome.random);
   return { ...base, status: 'retrying', dueAt: now + delay, lastError: outcome.error };
+}
+
+/** Renews the lease of a delivery still held under `token` to `now + leaseMs` (a heartbeat), or `null`. Pure. */
+export function renewDeliveryLease(
+  event: CallbackEventRecord,
+  token: number,
+  leaseMs: number,
+  now: number,
+): CallbackEventRecord | null {
+  if (event.status !== 'delivering' || event.lease === null || event.lease.token !== token) return null;
+  const lease = { ...event.lease, expiresAt: now + leaseMs };
+  return { ...event, lease, revision: event.revision + 1, updatedAt: now };
 }
 
 /** Puts a dead letter back to `pending` for a new series of attempts, `replayGeneration + 1`. Pure. */

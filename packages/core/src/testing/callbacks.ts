@@ -114,7 +114,7 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(sequences.sort()).toEqual([1, 2, 3]);
     });
 
-    it('counts an abandoned delivery as an attempt: the last one makes a dead letter, and a late answer changes nothing', async () => {
+    it('counts an abandoned delivery as an attempt: the last one makes a dead letter; a late failure changes nothing, a late success delivers', async () => {
       const h = await area.harness();
       const clock = manualClock();
       const task = { name: 'abandoned', version: '1' };
@@ -149,23 +149,21 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const [third] = await claimAsDeadDeliverer();
       expect(third).toMatchObject({ status: 'dead_letter', deliveryAttempt: 2, lease: null });
       expect(third?.lastError?.code).toBe('LEASE_EXPIRED');
-      // The second deliverer answers late: its token is stale, the dead letter stays.
-      const late = await h.store.transactCallbackEvent('default', `${runId}:1:success`, (current) => {
-        const write =
-          current &&
-          recordDelivery(
-            current,
-            second!.lease!.token,
-            { ok: true },
-            { attempts: 2, backoff: { baseMs: 1, maxMs: 1 } },
-            clock.now(),
-          );
-        return { write, value: write };
-      });
-      expect(late).toBeNull();
+      // The second deliverer answers late with a failure: its token is stale, the dead letter stays.
+      const answerLate = (outcome: Parameters<typeof recordDelivery>[2]) =>
+        h.store.transactCallbackEvent('default', `${runId}:1:success`, (current) => {
+          const policy = { attempts: 2, backoff: { baseMs: 1, maxMs: 1 } };
+          const write = current && recordDelivery(current, second!.lease!.token, outcome, policy, clock.now());
+          return { write, value: write };
+        });
+      const error = { code: 'LATE', name: 'Error', message: 'late', truncated: false };
+      expect(await answerLate({ ok: false, error, random: 0 })).toBeNull();
       expect((await opened.task.get(runId))?.callbacks).toEqual({ pending: 0, delivered: 0, deadLetters: 1 });
       const { items } = await opened.queue.operator.deadLetters.list();
       expect(items).toMatchObject([{ eventId: `${runId}:1:success`, deliveryAttempt: 2 }]);
+      // A late success is a delivery all the same: the handler did its work.
+      expect(await answerLate({ ok: true })).toMatchObject({ status: 'delivered', deadAt: null });
+      expect((await opened.task.get(runId))?.callbacks).toEqual({ pending: 0, delivered: 1, deadLetters: 0 });
     });
   });
 }

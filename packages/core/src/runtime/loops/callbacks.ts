@@ -1,4 +1,4 @@
-import { claimEvent, recordDelivery, releaseEvent } from '../../machine/event-machine.js';
+import { claimEvent, recordDelivery, releaseEvent, renewDeliveryLease } from '../../machine/event-machine.js';
 import type { CallbackEventRecord, CallbackKind, RunError } from '../../machine/run-types.js';
 import { deepFreeze } from '../../util/json.js';
 import { emitTelemetry } from '../observe/telemetry.js';
@@ -17,7 +17,14 @@ const HANDLER_OF: Record<CallbackKind, 'onSuccess' | 'onFailure' | 'onBatchSettl
 export class CallbackLoop {
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private readonly inflight = new Map<string, { controller: AbortController; token: number; done: Promise<void> }>();
+  /**
+   * Deliveries in flight, each until its handler settled: `recorded` once its outcome is written, `done` once the
+   * handler has settled too (then its slot is free).
+   */
+  private readonly inflight = new Map<
+    string,
+    { controller: AbortController; token: number; recorded: Promise<void>; done: Promise<void> }
+  >();
   private readonly waker = new Waker();
   /** The loop's store errors: logged, and the last one shown by `health()`. */
   readonly errors: LoopErrors;
@@ -66,11 +73,14 @@ export class CallbackLoop {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight.values()].map((d) => d.done));
   }
 
-  /** Aborts deliveries still running and gives their events back. */
+  /**
+   * Aborts deliveries still running and gives their events back; answers how many there were. Waits for their
+   * events to be given back, not for handlers that ignore the abort (they are counted, not awaited).
+   */
   async abortAll(): Promise<number> {
     const count = this.inflight.size;
     for (const delivery of this.inflight.values()) delivery.controller.abort(new Error('queue closing'));
-    await this.drain();
+    await Promise.allSettled([...this.inflight.values()].map((d) => d.recorded));
     return count;
   }
 
@@ -144,6 +154,11 @@ export class CallbackLoop {
     });
   }
 
+  /**
+   * Delivers one claimed event: the handler under its timeout, its lease renewed every `heartbeatMs` meanwhile, then
+   * the outcome recorded. The slot stays taken until the handler itself settles: a handler that ignores its abort
+   * signal still holds it (and `close()` counts it), so such handlers cannot pile up past `callbackConcurrency`.
+   */
   private deliver(event: CallbackEventRecord): void {
     const { engine } = this;
     const task = engine.tasks.get(`${event.taskName}@${event.taskVersion}`);
@@ -151,27 +166,18 @@ export class CallbackLoop {
     const token = event.lease?.token ?? 0;
     const controller = new AbortController();
     const timeoutMs = task?.definition.policy.timeoutMs ?? 30_000;
-    const done = (async () => {
+    let handlerDone: Promise<unknown> = Promise.resolve();
+    const recorded = (async () => {
       const timer = setTimeout(() => controller.abort(new Error('callback timed out')), timeoutMs);
+      const heartbeat = setInterval(() => void this.renewLease(event, token), engine.options.protocol.heartbeatMs);
       let outcome: { ok: true } | { ok: false; error: RunError; random: number };
       try {
         if (typeof handler !== 'function') throw new Error(`no ${HANDLER_OF[event.kind]} handler`);
-        const ctx: CallbackContext<unknown, unknown> = {
-          eventId: event.eventId,
-          kind: event.kind,
-          runId: event.runId,
-          timestamp: event.timestamp,
-          batchId: event.batchId,
-          sequence: event.sequence,
-          query: deepFreeze(event.query),
-          state: deepFreeze(event.state),
-          error: event.error,
-          deliveryAttempt: event.deliveryAttempt,
-          replayGeneration: event.replayGeneration,
-          signal: controller.signal,
-        };
+        const ctx = this.contextOf(event, controller.signal);
+        const running = Promise.resolve().then(() => handler.call(task?.handlers, ctx));
+        handlerDone = running.catch(() => undefined);
         await Promise.race([
-          Promise.resolve().then(() => handler.call(task?.handlers, ctx)),
+          running,
           new Promise((_, reject) =>
             controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }),
           ),
@@ -181,29 +187,72 @@ export class CallbackLoop {
         outcome = { ok: false, error: engine.toRunError(error), random: Math.random() };
       } finally {
         clearTimeout(timer);
+        clearInterval(heartbeat);
       }
-      const closing = controller.signal.aborted && !this.running;
-      try {
-        const written = await engine.store.transactCallbackEvent(engine.namespace, event.eventId, (current) => {
-          if (current === null) return { write: null, value: null };
-          const now = engine.now();
-          const write = closing
-            ? releaseEvent(current, token, now)
-            : recordDelivery(current, token, outcome, engine.options.defaults.callbackPolicy, now);
-          return { write, value: write };
-        });
-        if (written && !closing) {
-          this.report(event, written, outcome.ok ? null : outcome.error);
-        }
-        if (written?.status === 'retrying')
-          setTimeout(() => this.wake(), Math.max(0, written.dueAt - engine.now())).unref?.();
-      } catch (error) {
-        this.errors.failed(error, { runId: event.runId, eventId: event.eventId });
-      }
-    })().finally(() => {
+      await this.record(event, token, outcome, controller.signal.aborted && !this.running);
+    })();
+    const done = Promise.allSettled([recorded, recorded.then(() => handlerDone)]).then(() => {
       this.inflight.delete(event.eventId);
       this.wake();
     });
-    this.inflight.set(event.eventId, { controller, token, done });
+    this.inflight.set(event.eventId, { controller, token, recorded, done });
+  }
+
+  /** The handler's context for one delivery. */
+  private contextOf(event: CallbackEventRecord, signal: AbortSignal): CallbackContext<unknown, unknown> {
+    return {
+      eventId: event.eventId,
+      kind: event.kind,
+      runId: event.runId,
+      timestamp: event.timestamp,
+      batchId: event.batchId,
+      sequence: event.sequence,
+      query: deepFreeze(event.query),
+      state: deepFreeze(event.state),
+      error: event.error,
+      deliveryAttempt: event.deliveryAttempt,
+      replayGeneration: event.replayGeneration,
+      signal,
+    };
+  }
+
+  /** A heartbeat: the delivery's lease renewed while its handler runs, so no other deliverer claims it meanwhile. */
+  private async renewLease(event: CallbackEventRecord, token: number): Promise<void> {
+    const { engine } = this;
+    try {
+      await engine.store.transactCallbackEvent(engine.namespace, event.eventId, (current) => {
+        const write =
+          current === null ? null : renewDeliveryLease(current, token, engine.options.protocol.leaseMs, engine.now());
+        return { write, value: null };
+      });
+    } catch (error) {
+      this.errors.failed(error, { runId: event.runId, eventId: event.eventId });
+    }
+  }
+
+  /** Records a delivery's outcome (or, at close, gives the event back) and reports it. */
+  private async record(
+    event: CallbackEventRecord,
+    token: number,
+    outcome: { ok: true } | { ok: false; error: RunError; random: number },
+    closing: boolean,
+  ): Promise<void> {
+    const { engine } = this;
+    try {
+      const written = await engine.store.transactCallbackEvent(engine.namespace, event.eventId, (current) => {
+        if (current === null) return { write: null, value: null };
+        const now = engine.now();
+        const write = closing
+          ? releaseEvent(current, token, now)
+          : recordDelivery(current, token, outcome, engine.options.defaults.callbackPolicy, now);
+        return { write, value: write };
+      });
+      if (written && !closing) this.report(event, written, outcome.ok ? null : outcome.error);
+      if (written?.status === 'retrying') {
+        setTimeout(() => this.wake(), Math.max(0, written.dueAt - engine.now())).unref?.();
+      }
+    } catch (error) {
+      this.errors.failed(error, { runId: event.runId, eventId: event.eventId });
+    }
   }
 }
