@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createQueue } from '../src/index.js';
+import { createQueue, DocketError } from '../src/index.js';
 import { manualClock, memoryStore, waitFor, waitForStatus } from '../src/testing/index.js';
 
 describe('retention in a consumer queue', () => {
@@ -46,4 +46,29 @@ describe('retention in a consumer queue', () => {
       await queue.close();
     }
   });
+});
+
+describe('a failed retention turn', () => {
+  it('is tried again within seconds, not at the next hourly turn, and health() is ready again once it works', async () => {
+    const store = memoryStore();
+    let failing = true;
+    const collect = store.collect.bind(store);
+    const flaky = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+      collect: (...args: Parameters<typeof store.collect>) =>
+        failing
+          ? Promise.reject(new DocketError('STORAGE_FAILURE', 'locked for a moment', { operation: 'store.collect' }))
+          : collect(...args),
+    });
+    const queue = createQueue({ store: flaky, logger: false, protocol: { pollMs: 10 } });
+    queue.define({ name: 'kept', version: '1' }, { execute: (ctx) => ctx.end() });
+    await queue.ready();
+    try {
+      await waitFor(async () => (await queue.operator.health()).status === 'degraded', 'the failed turn', 5_000);
+      expect((await queue.operator.health()).reasons.join(' ')).toMatch(/retention/);
+      failing = false;
+      await waitFor(async () => (await queue.operator.health()).status === 'ready', 'the retried turn', 8_000);
+    } finally {
+      await queue.close();
+    }
+  }, 15_000);
 });

@@ -29,13 +29,21 @@ export async function collectExpired(engine: Engine): Promise<Collected> {
   return totals;
 }
 
+/** The first retry of a failed collection, in ms. */
+export const RETRY_FIRST_MS = 1_000;
+/** The longest wait between retries of failed collections, in ms. */
+export const RETRY_MOST_MS = 60_000;
+
 /**
  * Retention on a schedule of its own, in consumer queues: a collection soon after `ready()` and then every
  * `retention.collectEveryMs` (default one hour), on an unref'd timer. A failed collection is kept for `health()`
- * and tried again at the next turn.
+ * and tried again soon: after `RETRY_FIRST_MS`, doubling up to `RETRY_MOST_MS` (never later than the next turn);
+ * a collection that succeeds clears the reason.
  */
 export class RetentionTimer {
   private timer: NodeJS.Timeout | null = null;
+  /** Failed collections in a row: the next try waits longer. */
+  private failures = 0;
   private running: Promise<unknown> = Promise.resolve();
   /** The turns' errors: logged, and the last one shown by `health()` until a turn succeeds. */
   readonly errors: LoopErrors;
@@ -54,14 +62,27 @@ export class RetentionTimer {
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
       this.running = collectExpired(this.engine).then(
-        () => this.errors.ok(),
-        (error: unknown) => this.errors.failed(error),
+        () => {
+          this.failures = 0;
+          this.errors.ok();
+        },
+        (error: unknown) => {
+          this.failures++;
+          this.errors.failed(error);
+        },
       );
       void this.running.then(() => {
-        if (this.timer !== null) this.schedule(this.engine.options.retention.collectEveryMs);
+        if (this.timer !== null) this.schedule(this.nextInMs());
       });
     }, ms);
     this.timer.unref?.();
+  }
+
+  /** The wait before the next collection: the usual period, or a short backoff after a failed one. */
+  private nextInMs(): number {
+    const every = this.engine.options.retention.collectEveryMs;
+    if (this.failures === 0) return every;
+    return Math.min(every, RETRY_MOST_MS, RETRY_FIRST_MS * 2 ** Math.min(this.failures - 1, 16));
   }
 
   /** Stops the schedule and waits for a collection in progress. */
