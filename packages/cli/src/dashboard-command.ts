@@ -9,7 +9,12 @@ export interface DashboardFlags {
   host: string;
   readOnly: boolean;
   token: string | undefined;
+  /** Host names to answer besides loopback and `host` (`--allow-host`, comma-separated). */
+  allowHosts: string[];
 }
+
+/** Addresses that bind every interface: no one host name to answer to. */
+const ANY_INTERFACE = new Set(['0.0.0.0', '::', '[::]']);
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -23,12 +28,17 @@ export async function dashboardCommand(
   io: { out: (text: string) => void; err: (text: string) => void },
   stopped: Promise<unknown> = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]),
 ): Promise<number> {
+  const allowedHosts = [...flags.allowHosts, ...(ANY_INTERFACE.has(flags.host) ? [] : [flags.host])];
   const dashboard = createDashboard({
     queue,
+    allowedHosts,
     readOnly: flags.readOnly,
     ...(flags.token === undefined ? {} : { token: flags.token }),
   });
-  const served = await serveDashboard(dashboard, { port: flags.port, host: flags.host });
+  const served = await serveDashboard(dashboard, { port: flags.port, host: flags.host }).catch(async (error) => {
+    await dashboard.close();
+    throw error;
+  });
   if (!LOOPBACK.has(flags.host) && flags.token === undefined) {
     io.err(`warning: listening on ${flags.host} without --token: anyone who reaches it can steer runs`);
   }

@@ -49,6 +49,7 @@ const FLAGS = {
   host: { type: 'string' },
   'read-only': { type: 'boolean' },
   token: { type: 'string' },
+  'allow-host': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -75,7 +76,7 @@ const ALLOWED: Record<string, string[]> = {
   health: [],
   stats: ['task'],
   migrate: ['dry-run'],
-  dashboard: ['port', 'host', 'read-only', 'token'],
+  dashboard: ['port', 'host', 'read-only', 'token', 'allow-host'],
   'providers check': ['provider'],
 };
 const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
@@ -181,6 +182,9 @@ function checkUsage(command: string, values: Values, positionals: string[]): Che
   const limit = integer(values.limit, '--limit');
   const port = integer(values.port, '--port');
   if (port !== undefined && port > 65_535) throw new UsageError('--port takes 0 to 65535');
+  if (values.host !== undefined && values.host.trim() === '') {
+    throw new UsageError('--host needs a name or address (0.0.0.0 listens on every interface)');
+  }
   const expectedRevision = integer(values['expected-revision'], '--expected-revision');
   return { args, limit, port, expectedRevision };
 }
@@ -220,6 +224,7 @@ async function onStore(command: string, values: Values, checked: CheckedUsage, i
         host: values.host ?? '127.0.0.1',
         readOnly: values['read-only'] === true,
         token: values.token ?? io.env.DOCKET_DASHBOARD_TOKEN,
+        allowHosts: (values['allow-host'] ?? '').split(',').filter((h) => h.trim() !== ''),
       };
       return await dashboardCommand(queue, flags, io, io.stopped);
     }

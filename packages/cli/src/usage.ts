@@ -18,7 +18,7 @@ commands:
   health
   stats [--task <name>]
   migrate [--dry-run]
-  dashboard [--port <n>] [--host <h>] [--read-only] [--token <t>]
+  dashboard [--port <n>] [--host <h>] [--read-only] [--token <t>] [--allow-host <names>]
   providers check [--provider <name>]
 
 The store: --db (or DOCKET_DB) or --database-url (or DOCKET_DATABASE_URL). --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
@@ -57,8 +57,9 @@ export const COMMAND_USAGE: Record<string, string> = {
   health: 'usage: docket --db <file> health\n  ready, degraded or unavailable, with the reasons. Exit 1 unless ready.',
   stats: `usage: docket --db <file> stats [--task <name>]
   Counts runs by task and status, dead letters, and how long the oldest due run has waited (operator.stats()).`,
-  dashboard: `usage: docket --db <file> dashboard [--port <n, default 4620>] [--host <h, default 127.0.0.1>] [--read-only] [--token <t>]
+  dashboard: `usage: docket --db <file> dashboard [--port <n, default 4620>] [--host <h, default 127.0.0.1>] [--read-only] [--token <t>] [--allow-host <names>]
   Serves the web dashboard until Ctrl-C: overview, runs, one run's history and actions, dead letters, schedules.
+  It answers requests for localhost, 127.0.0.1, [::1] and --host only; --allow-host adds names (comma-separated).
   --token (or DOCKET_DASHBOARD_TOKEN, kept out of ps) makes every request carry it; --read-only offers no action.`,
   'providers check': `usage: docket providers check [--provider <name>]
   Loads docket.yaml/.env, sends one tiny request, prints the model, latency and finish reason (never the key).`,

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,11 +89,34 @@ describe('docket dashboard', () => {
   });
 
   it('refuses bad flags: exit 2 for usage, 1 with CONFIG_INVALID for a bad token', async () => {
-    for (const args of [['--port', '70000'], ['--port', 'x'], ['extra'], ['--status', 'failed']]) {
+    for (const args of [['--port', '70000'], ['--port', 'x'], ['extra'], ['--status', 'failed'], ['--host', '']]) {
       expect((await run(['--db', db, 'dashboard', ...args])).code, args.join(' ')).toBe(2);
     }
     const short = await run(['--db', db, 'dashboard', '--port', '0', '--token', 'short']);
     expect(short.code).toBe(1);
     expect(short.err).toContain('CONFIG_INVALID');
+  });
+
+  it('answers only its own hosts, and exits with a coded error for a port in use or a host it does not have', async () => {
+    const served = await serve([]);
+    const port = new URL(served.url).port;
+    // fetch will not send another Host: a raw request does, as a rebound browser would.
+    const forged = await new Promise<number | undefined>((resolve, reject) =>
+      request(served.url, { headers: { host: `evil.example:${port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      })
+        .on('error', reject)
+        .end(),
+    );
+    expect(forged).toBe(421);
+    expect((await fetch(served.url.replace('127.0.0.1', 'localhost'))).status).toBe(200);
+    const taken = await run(['--db', db, 'dashboard', '--port', port]);
+    expect(taken.code).toBe(1);
+    expect(taken.err).toContain('CONNECTION_UNAVAILABLE');
+    expect(await stop(served)).toBe(0);
+    const nowhere = await run(['--db', db, 'dashboard', '--port', '0', '--host', '203.0.113.7']);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.err).toContain('CONFIG_INVALID');
   });
 });

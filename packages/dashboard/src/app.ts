@@ -1,5 +1,6 @@
 import type { Operator } from '@docket/core';
 import { type Context, Hono, type Next } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { RUN_VERBS, renderError, replayAction, runAction, SCHEDULE_VERBS, scheduleAction } from './actions.js';
 import type { PageContext } from './html.js';
 import { noticeOf } from './notices.js';
@@ -15,6 +16,8 @@ import {
   CsrfKey,
   cookie,
   hasToken,
+  hostAllowed,
+  localPath,
   randomHex,
   readCookie,
   SECURITY_HEADERS,
@@ -31,6 +34,8 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>({ strict: false });
   const csrf = new CsrfKey();
   const root = config.basePath === '' ? app : app.basePath(config.basePath);
+  // A form is small: a larger body is refused at its Content-Length, or once that much of it has arrived.
+  root.use('*', bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text('413: the form is too large', 413) }));
   root.use('*', (c, next) => guard(c, next, config, csrf));
   root.get('/assets/style.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }));
   root.get('/assets/favicon.svg', (c) => c.body(FAVICON, 200, { 'content-type': 'image/svg+xml' }));
@@ -77,6 +82,9 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
   return app;
 }
 
+/** The largest form body the dashboard reads: its forms hold a reason and a few short fields. */
+const MAX_FORM_BYTES = 64 * 1024;
+
 /** The page context of a request that never reached the guard (no forms can be built for it). */
 function fallbackPage(config: DashboardConfig): PageContext {
   return { base: config.basePath, csrf: '', readOnly: true };
@@ -94,7 +102,16 @@ async function post(
   if (verbs !== null && !verbs.has(c.req.param('verb') ?? '')) {
     return c.html(errorPage(c.get('page'), 'Not found', 'no such action'), 404);
   }
-  return action(c, await config.operator(), await c.req.parseBody());
+  return action(c, await config.operator(), (await formOf(c)) ?? {});
+}
+
+/** The request's form, or `null` when its body is no readable form (malformed multipart, wrong encoding). */
+async function formOf(c: Context<DashboardEnv>): Promise<Record<string, unknown> | null> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -103,6 +120,9 @@ async function post(
  */
 async function guard(c: Context<DashboardEnv>, next: Next, config: DashboardConfig, csrf: CsrfKey) {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+  if (!hostAllowed(new URL(c.req.url).hostname, config.allowedHosts)) {
+    return c.text('421: this dashboard does not answer for this host (see allowedHosts)', 421);
+  }
   const cookiePath = config.basePath || '/';
   if (config.token !== null) {
     const given = c.req.query('token');
@@ -110,7 +130,7 @@ async function guard(c: Context<DashboardEnv>, next: Next, config: DashboardConf
       const url = new URL(c.req.url);
       url.searchParams.delete('token');
       c.header('set-cookie', cookie(TOKEN_COOKIE, config.token, cookiePath), { append: true });
-      return c.redirect(`${url.pathname}${url.search}`, 303);
+      return c.redirect(localPath(url.pathname, url.search), 303);
     }
     if (!hasToken(c.req.raw, config.token)) {
       c.header('www-authenticate', 'Bearer realm="docket"');
@@ -138,7 +158,8 @@ async function refusePost(c: Context<DashboardEnv>, config: DashboardConfig, csr
   if (origin !== undefined && hostOf(origin) !== new URL(c.req.url).host) {
     return c.html(errorPage(page, 'Refused', 'the form was posted from another origin'), 403);
   }
-  const form = await c.req.parseBody();
+  const form = await formOf(c);
+  if (form === null) return c.html(errorPage(page, 'Bad request', 'the form could not be read'), 400);
   if (!(await csrf.verify(c.req.raw, form.csrf))) {
     return c.html(errorPage(page, 'Refused', 'the form is stale or foreign: reload the page and try again'), 403);
   }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DocketError } from '@docket/core';
 import { getRequestListener, serve } from '@hono/node-server';
 import type { Dashboard } from './create-dashboard.js';
 
@@ -9,12 +10,19 @@ export interface ServedDashboard {
   close(): Promise<void>;
 }
 
-/** Serves a dashboard on `host:port` (default 127.0.0.1:4620; port 0 picks a free one) until `close()`. */
+/**
+ * Serves a dashboard on `host:port` (default 127.0.0.1:4620; port 0 picks a free one) until `close()`. A port in use
+ * is `CONNECTION_UNAVAILABLE`; an empty host (every interface) or one this machine does not have is `CONFIG_INVALID`.
+ */
 export function serveDashboard(
   dashboard: Dashboard,
   options: { port?: number; host?: string; basePath?: string } = {},
 ): Promise<ServedDashboard> {
   const host = options.host ?? '127.0.0.1';
+  if (host.trim() === '') {
+    const message = 'host must name an interface: an empty host listens on every one (say 0.0.0.0 to mean that)';
+    return Promise.reject(new DocketError('CONFIG_INVALID', message, { operation: 'dashboard.serve' }));
+  }
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: dashboard, port: options.port ?? 4620, hostname: host }, (info: AddressInfo) => {
       const shown = host.includes(':') ? `[${host}]` : host;
@@ -27,7 +35,7 @@ export function serveDashboard(
           }),
       });
     });
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, options.port ?? 4620)));
   });
 }
 
@@ -38,4 +46,19 @@ export function serveDashboard(
 export function nodeListener(dashboard: Dashboard): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const listener = getRequestListener(dashboard);
   return (req, res) => listener(req, res);
+}
+
+/** A listen failure as a coded error: the port taken or not ours to bind, or a host this machine does not have. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): DocketError {
+  const where = `${host}:${port}`;
+  if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+    return new DocketError('CONNECTION_UNAVAILABLE', `cannot listen on ${where}: ${error.code}`, {
+      operation: 'dashboard.serve',
+      cause: error,
+    });
+  }
+  return new DocketError('CONFIG_INVALID', `cannot listen on ${where}: ${error.code ?? error.message}`, {
+    operation: 'dashboard.serve',
+    cause: error,
+  });
 }

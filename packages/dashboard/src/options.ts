@@ -14,6 +14,12 @@ export interface DashboardOptions<Tx = unknown> {
   readOnly?: boolean;
   /** When set, every request must carry it: `Authorization: Bearer <token>`, or once `?token=` (sets a cookie). */
   token?: string;
+  /**
+   * Host names (as in the request's `Host`, without the port) the dashboard answers besides `localhost`, `127.0.0.1`
+   * and `[::1]`; `['*']` answers any. Requests for other hosts get 421, so DNS rebinding cannot reach it. Mounted in
+   * an application served under a domain, list the domain.
+   */
+  allowedHosts?: string[];
 }
 
 /** The checked options, with the operator API resolved lazily (a queue opened on a store gets ready once). */
@@ -21,11 +27,13 @@ export interface DashboardConfig {
   basePath: string;
   readOnly: boolean;
   token: string | null;
+  /** `allowedHosts`, lower-cased. */
+  allowedHosts: string[];
   operator(): Promise<Operator>;
   close(): Promise<void>;
 }
 
-const KEYS = new Set(['store', 'queue', 'namespace', 'basePath', 'readOnly', 'token']);
+const KEYS = new Set(['store', 'queue', 'namespace', 'basePath', 'readOnly', 'token', 'allowedHosts']);
 
 /** Checks `createDashboard`'s options: unknown keys, exactly one of store and queue, and each value's shape. */
 export function resolveOptions(options: unknown): DashboardConfig {
@@ -43,10 +51,18 @@ export function resolveOptions(options: unknown): DashboardConfig {
   if (o.token !== undefined && !isToken(o.token)) {
     throw invalid('token must be 16 to 256 printable ASCII characters without spaces');
   }
+  const hosts = o.allowedHosts ?? [];
+  if (
+    !Array.isArray(hosts) ||
+    !hosts.every((h) => typeof h === 'string' && /^(\*|\[?[A-Za-z0-9.:_-]{1,253}\]?)$/.test(h))
+  ) {
+    throw invalid('allowedHosts must be an array of host names (or "*")');
+  }
   return {
     basePath: (o.basePath as string | undefined) ?? '',
     readOnly: o.readOnly === true,
     token: (o.token as string | undefined) ?? null,
+    allowedHosts: (hosts as string[]).map((h) => h.toLowerCase()),
     ...operatorSource(o),
   };
 }

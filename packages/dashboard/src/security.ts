@@ -9,9 +9,32 @@ export function readCookie(request: Request, name: string): string | null {
   if (header === null) return null;
   for (const part of header.split(';')) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return decodeURIComponent(part.slice(at + 1).trim());
+    if (at > 0 && part.slice(0, at).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(at + 1).trim());
+      } catch {
+        return null; // a malformed escape: as if the cookie were not there
+      }
+    }
   }
   return null;
+}
+
+/** Host names a dashboard always answers to: this machine's loopback names. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * Whether a request's host name is one the dashboard serves: loopback, or one the user listed (`*` lists every
+ * host). Anything else is refused, so that a page on another site cannot reach the dashboard by DNS rebinding.
+ */
+export function hostAllowed(hostname: string, allowed: readonly string[]): boolean {
+  const name = hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(name) || allowed.includes('*') || allowed.includes(name);
+}
+
+/** A same-site redirect target: the path with its leading slashes made one, so it can never name another host. */
+export function localPath(pathname: string, search: string): string {
+  return `/${pathname.replace(/^[/\\]+/, '')}${search}`;
 }
 
 /** A cookie only this dashboard's pages send back: HttpOnly, SameSite=Strict, scoped to its path. */

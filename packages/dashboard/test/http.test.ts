@@ -180,4 +180,55 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`href="/docket/runs/${seeded.failed}"`);
   });
+
+  it('answers only its own hosts: a rebinding request for another host is refused, even a POST with its form', async () => {
+    const [runId] = seeded.pending as [string];
+    const ops = await operator();
+    const before = await ops.runs.get(runId);
+    const client = new Client(dashboard);
+    const fields = await client.formOf(`/runs/${runId}`, `/runs/${runId}/cancel`);
+    const forged = (path: string, init: RequestInit = {}) =>
+      dashboard(new Request(`http://evil.example:4620${path}`, { redirect: 'manual', ...init }));
+    expect((await forged('/')).status).toBe(421);
+    const post = await forged(`/runs/${runId}/cancel`, {
+      method: 'POST',
+      body: new URLSearchParams({ ...fields, reason: 'rebound' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://evil.example:4620' },
+    });
+    expect(post.status).toBe(421);
+    expect((await ops.runs.get(runId))?.revision).toBe(before?.revision);
+    for (const host of ['localhost', '[::1]']) {
+      const local = await dashboard(new Request(`http://${host}:4620/runs`));
+      expect(local.status, host).toBe(200);
+    }
+    const listed = createDashboard({ store, allowedHosts: ['docket.internal'] });
+    cleanups.push(() => listed.close());
+    expect((await listed(new Request('http://docket.internal/runs'))).status).toBe(200);
+    expect((await listed(new Request('http://evil.example/runs'))).status).toBe(421);
+  });
+
+  it('answers 400 to a malformed cookie or body and 413 to a form too large, and never redirects off-site', async () => {
+    const [runId] = seeded.pending as [string];
+    const broken = await dashboard(
+      new Request('http://127.0.0.1:4620/', { headers: { cookie: 'docket_csrf=%E0%A4%A' } }),
+    );
+    expect(broken.status).toBe(200);
+    const client = new Client(dashboard);
+    const fields = await client.formOf(`/runs/${runId}`, `/runs/${runId}/pause`);
+    const multipart = await client.post(`/runs/${runId}/pause`, fields, {
+      'content-type': 'multipart/form-data; boundary=nope',
+    });
+    expect(multipart.status).toBe(400);
+    const huge = await client.post(`/runs/${runId}/pause`, { ...fields, reason: 'x'.repeat(20 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect((await (await operator()).runs.get(runId))?.status).toBe('pending');
+    const guarded = createDashboard({ store, token: TOKEN });
+    cleanups.push(() => guarded.close());
+    for (const path of [`//evil.example/?token=${TOKEN}`, `/\\evil.example/?token=${TOKEN}`]) {
+      const visit = await guarded(new Request(`http://127.0.0.1:4620${path}`, { redirect: 'manual' }));
+      const location = visit.headers.get('location') ?? '';
+      expect(location.startsWith('/'), path).toBe(true);
+      expect(/^[/\\]{2}/.test(location), `${path} -> ${location}`).toBe(false);
+    }
+  });
 });

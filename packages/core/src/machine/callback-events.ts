@@ -10,7 +10,7 @@ export function callbackEventsFor(before: RunRecord, after: RunRecord, now: numb
   if (after.status === 'failed' || after.status === 'cancelled') kinds.push({ kind: 'failure', page: before.page });
   return kinds
     .filter(({ kind }) => after.events.includes(kind))
-    .map(({ kind, page }) => ({
+    .map(({ kind, page }, index) => ({
       // A run an operator retried settles again on the same page: its later events get ids of their own.
       eventId:
         after.retries === 0 ? `${after.runId}:${page}:${kind}` : `${after.runId}:${page}:${kind}:${after.retries}`,
@@ -20,7 +20,9 @@ export function callbackEventsFor(before: RunRecord, after: RunRecord, now: numb
       taskVersion: after.taskVersion,
       kind,
       batchId: `${after.runId}:${page}`,
-      sequence: page,
+      // Strictly increasing per run, in creation order: a run's revision rises with every move, which emits at most
+      // two events. Deliverers take a run's events one at a time in this order (see `Store.claimCallbackEvents`).
+      sequence: after.revision * 4 + index,
       status: 'pending',
       deliveryAttempt: 0,
       replayGeneration: 0,

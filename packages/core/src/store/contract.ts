@@ -111,7 +111,9 @@ export interface Store<Tx = unknown> {
   /**
    * Claims callback events for delivery: at most `limit` events of the given tasks and kinds that are `pending` or
    * `retrying` with `dueAt <= now`, or `delivering` with an expired lease, oldest first, each passed to `plan` and
-   * written (event revision + 1) in one transaction. Returns the written events.
+   * written (event revision + 1) in one transaction. Returns the written events. A run's events are delivered one at
+   * a time in `sequence` order: an event is a candidate only when no event of its run with a lower sequence is
+   * unsettled (`UNSETTLED_EVENT_STATUSES`).
    */
   claimCallbackEvents(request: CallbackEventSelectRequest): Promise<CallbackEventRecord[]>;
 

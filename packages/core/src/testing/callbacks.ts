@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { claimEvent, recordDelivery } from '../machine/event-machine.js';
 import type { TelemetryEvent } from '../runtime/observe/telemetry.js';
 import type { CallbackContext } from '../runtime/task/handlers.js';
-import { describeArea, type HarnessFactory, manualClock, waitFor, waitForStatus } from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Callback delivery: retries, counts, dead letters, replay, telemetry. */
 export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
@@ -38,7 +38,6 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
         kind: 'success',
         runId,
         batchId: `${runId}:1`,
-        sequence: 1,
         query: { n: 1 },
         replayGeneration: 0,
       });
@@ -95,23 +94,45 @@ export function callbacksSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect((await opened.queue.operator.deadLetters.list()).items).toEqual([]);
     });
 
-    it('emits a batchSettled event per committed page', async () => {
+    it("delivers a run's events one at a time in creation order, sequence strictly increasing, success last", async () => {
       const h = await area.harness();
-      const sequences: number[] = [];
+      const seen: { kind: string; batchId: string; sequence: number }[] = [];
+      let running = 0;
+      let most = 0;
+      let failedOnce = false;
       const opened = await area.open(
         h.store,
-        { name: 'pages', version: '1', events: ['batchSettled'] },
+        { name: 'pages', version: '1', events: ['batchSettled', 'success'] },
         {
           execute: (ctx) => (ctx.page < 3 ? ctx.next({ p: ctx.page }) : ctx.end()),
-          onBatchSettled(ctx) {
-            sequences.push(ctx.sequence);
+          async onBatchSettled(ctx) {
+            running++;
+            most = Math.max(most, running);
+            await sleep(10);
+            running--;
+            // The last page's first delivery fails: success must still wait for it.
+            if (ctx.batchId.endsWith(':3') && !failedOnce) {
+              failedOnce = true;
+              throw new Error('retry me');
+            }
+            seen.push({ kind: ctx.kind, batchId: ctx.batchId, sequence: ctx.sequence });
+          },
+          onSuccess(ctx) {
+            seen.push({ kind: ctx.kind, batchId: ctx.batchId, sequence: ctx.sequence });
           },
         },
-        fast,
+        { ...fast, defaults: { callbackPolicy: { attempts: 3, backoff: { baseMs: 1, maxMs: 1 } } } },
       );
       const { runId } = await opened.task.start({ query: null });
-      await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 3, 'three deliveries');
-      expect(sequences.sort()).toEqual([1, 2, 3]);
+      await waitFor(async () => (await opened.task.get(runId))?.callbacks.delivered === 4, 'four deliveries');
+      expect(seen.map((e) => `${e.kind}@${e.batchId}`)).toEqual([
+        `batchSettled@${runId}:1`,
+        `batchSettled@${runId}:2`,
+        `batchSettled@${runId}:3`,
+        `success@${runId}:3`,
+      ]);
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.sequence).toBeGreaterThan(seen[i - 1]!.sequence);
+      expect(most).toBe(1);
     });
 
     it('counts an abandoned delivery as an attempt: the last one makes a dead letter; a late failure changes nothing, a late success delivers', async () => {

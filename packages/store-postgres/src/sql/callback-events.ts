@@ -19,9 +19,11 @@ export function claimCallbackEvents(
   return ctx.inTransaction('store.claimCallbackEvents', async (tx) => {
     const due = await rowsOf<EventRow>(
       tx,
-      sql`SELECT * FROM ${ctx.q.events} WHERE namespace = ${request.namespace}
+      sql`SELECT * FROM ${ctx.q.events} e WHERE namespace = ${request.namespace}
           AND ((status IN ('pending', 'retrying') AND due_at <= ${request.now})
             OR (status = 'delivering' AND lease_expires_at <= ${request.now}))
+          AND NOT EXISTS (SELECT 1 FROM ${ctx.q.events} p WHERE p.run_id = e.run_id
+            AND p.status IN ('pending', 'retrying', 'delivering') AND p.sequence < e.sequence)
           ORDER BY due_at LIMIT ${request.limit * 4} FOR UPDATE SKIP LOCKED`,
     );
     const written: CallbackEventRecord[] = [];

@@ -22,9 +22,13 @@ export interface CallbackEventStatements {
 export function callbackEventStatements(db: Database.Database): CallbackEventStatements {
   return {
     /** Due pending or retrying events of a namespace, earliest first. */
+    // Only a run's earliest unsettled event (by sequence): a run's events are delivered one at a time, in order.
     selectDueEvents: db.prepare<[string, number, number], EventRow>(
-      `SELECT * FROM docket_events INDEXED BY docket_events_due
-       WHERE namespace = ? AND status IN ('pending', 'retrying') AND due_at <= ? ORDER BY due_at LIMIT ?`,
+      `SELECT * FROM docket_events AS e INDEXED BY docket_events_due
+       WHERE namespace = ? AND status IN ('pending', 'retrying') AND due_at <= ?
+       AND NOT EXISTS (SELECT 1 FROM docket_events AS p INDEXED BY docket_events_run WHERE p.run_id = e.run_id
+         AND p.status IN ('pending', 'retrying', 'delivering') AND p.sequence < e.sequence)
+       ORDER BY due_at LIMIT ?`,
     ),
     /** Deliveries whose lease expired. */
     selectAbandonedEvents: db.prepare<[string, number, number], EventRow>(

@@ -1,6 +1,11 @@
 import type { CallbackEventRecord } from '../../machine/run-types.js';
 import { checkEventWrite } from '../checks.js';
-import type { CallbackEventSelectRequest, EventPlan, ListCallbackEventsRequest } from '../contract.js';
+import {
+  type CallbackEventSelectRequest,
+  type EventPlan,
+  type ListCallbackEventsRequest,
+  UNSETTLED_EVENT_STATUSES,
+} from '../contract.js';
 import { clone, key, type MemoryState, planEach } from './state.js';
 
 /** `Store.claimCallbackEvents`: due or abandoned events of the wanted tasks and kinds, by due time then id. */
@@ -9,9 +14,17 @@ export function claimCallbackEvents(
   request: CallbackEventSelectRequest,
 ): Promise<CallbackEventRecord[]> {
   return m.exclusive(() => {
+    // A run's events are delivered one at a time in sequence order: only its earliest unsettled one is a candidate.
+    const earliest = new Map<string, number>();
+    for (const event of m.events.values()) {
+      if (!UNSETTLED_EVENT_STATUSES.includes(event.status)) continue;
+      const known = earliest.get(event.runId);
+      if (known === undefined || event.sequence < known) earliest.set(event.runId, event.sequence);
+    }
     const candidates = [...m.events.values()]
       .filter((event) => {
         if (event.namespace !== request.namespace) return false;
+        if (event.sequence > (earliest.get(event.runId) ?? event.sequence)) return false;
         const task = request.tasks.find((t) => t.name === event.taskName && t.version === event.taskVersion);
         if (!task?.kinds.includes(event.kind)) return false;
         const due = (event.status === 'pending' || event.status === 'retrying') && event.dueAt <= request.now;
