@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -232,6 +232,33 @@ describe('docket runs', () => {
     const flag = docket(['--db', db, 'runs', 'list', '--', '--status', 'failed']);
     expect(flag.code).toBe(2);
     expect(flag.err).toMatch(/runs list takes no arguments \(--status came after a lone --, which ends the options\)/);
+  });
+
+  it("refuses every write command on a file that is not Docket's without changing a byte of it", () => {
+    const appFile = join(dir, 'app-rollback.sqlite');
+    const app = new Database(appFile);
+    app.exec('CREATE TABLE notes (id TEXT PRIMARY KEY)');
+    app.close();
+    const empty = join(dir, 'empty.sqlite');
+    writeFileSync(empty, '');
+    const id = '0'.repeat(32);
+    const writes = [
+      ['gc'],
+      ['runs', 'cancel', id, '--reason', 'x'],
+      ['runs', 'retry', id, '--reason', 'x'],
+      ['schedules', 'pause', 'nightly', '--reason', 'x'],
+      ['dead-letters', 'replay', `${id}:1:success`],
+    ];
+    for (const file of [appFile, empty]) {
+      const before = readFileSync(file);
+      for (const args of writes) {
+        const result = docket(['--db', file, ...args]);
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.err, args.join(' ')).toMatch(/^SCHEMA_MISMATCH: /);
+        expect(readFileSync(file).equals(before), `${args.join(' ')} changed ${file}`).toBe(true);
+        expect(existsSync(`${file}-wal`), `${args.join(' ')} left a WAL beside ${file}`).toBe(false);
+      }
+    }
   });
 
   it('refuses to write into a file without Docket tables; docket migrate [--dry-run] is the one command that adds them', async () => {

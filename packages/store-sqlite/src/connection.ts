@@ -87,11 +87,13 @@ export class SqliteConnection {
       assertMigrated(db);
       return;
     }
+    // Checked before anything that writes (WAL mode writes the file's header): a file that is not Docket's is refused
+    // without a byte of it changed.
+    if (this.options.migrate === false) assertMigrated(db);
     if (!db.memory) db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${this.options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    if (this.options.migrate === false) assertMigrated(db);
-    else applyMigrations(db);
+    if (this.options.migrate !== false) applyMigrations(db);
   }
 
   /** `Store.subscribe`: polls `PRAGMA data_version`, which changes when another connection commits. */
