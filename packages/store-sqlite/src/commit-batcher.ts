@@ -91,7 +91,9 @@ export class CommitBatcher {
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.queue.splice(0, this.maxBatch);
+    // An item put back after another item's failure rolled its batch back runs alone: a second oversized neighbour
+    // (the disk still full) must not take it down with it.
+    const batch = this.queue.splice(0, this.queue[0]?.retried ? 1 : this.maxBatch);
     if (this.queue.length > 0) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -158,9 +160,9 @@ export class CommitBatcher {
 
   /**
    * A batch whose transaction ended without its COMMIT: each item that failed gets its own error. When one item's
-   * error rolled back the whole transaction, the others did nothing wrong: each is put back, once, for the next
-   * batch (it runs again from the start; its earlier writes were rolled back); one that meets such a rollback again
-   * gets `wrapBatchAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
+   * error rolled back the whole transaction, the others did nothing wrong: each is put back, once, to run again in a
+   * transaction of its own (from the start; its earlier writes were rolled back); one that fails so on its own gets
+   * `wrapBatchAbort`. When BEGIN or COMMIT itself failed, every item gets `wrapCommitError`.
    */
   private failed(batch: Item[], outcomes: Outcome[], error: unknown, aborted: boolean) {
     const again: Item[] = [];

@@ -175,6 +175,26 @@ describe('sqliteStore', () => {
     expect(await task.get(runId)).toEqual(before);
   });
 
+  it('fails only the starts that do not fit on a full disk: the small ones batched with them are written', async () => {
+    const filename = file();
+    const db = new Database(filename);
+    cleanups.push(() => db.close());
+    const queue = await queueOn(sqliteStore({ database: db }));
+    const task = queue.define({ name: 'nearly-full', version: '1' });
+    await queue.ready();
+    await task.start({ query: 'warm' });
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 40}`);
+    const big = { big: 'x'.repeat(200_000) };
+    // Issued in one turn: one batch of 50, the five oversized ones spread through it.
+    const starts = Array.from({ length: 50 }, (_, i) => task.start({ query: i % 10 === 5 ? big : { small: i } }));
+    const results = await Promise.allSettled(starts);
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused).toHaveLength(5);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'STORAGE_FAILURE' });
+    expect(db.prepare('SELECT count(*) AS n FROM docket_runs').get()).toEqual({ n: 46 });
+  });
+
   it('consumes no attempt when the store fails at commit: the lease expires and the run is recovered', async () => {
     const db = new Database(file());
     cleanups.push(() => db.close());
