@@ -372,6 +372,25 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([1, 1]);
   });
 
+  it('12b scheduled, consumer stopped by SIGTERM while it waits: the run stays waiting and a restart runs it', async () => {
+    const dueAt = new Date(Date.now() + 4000).toISOString();
+    const cliRoot = join(root, '.examples-lifecycle-tasks');
+    mkdirSync(cliRoot, { recursive: true });
+    const before = new Set(readdirSync(cliRoot));
+    const { child, done } = cli(['scheduled', '--due-at', dueAt, '--wait-ms', '20000']);
+    const directory = await waitForDirectory(cliRoot, 'scheduled', child, before);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    child.kill('SIGTERM');
+    const stopped = await done;
+    expect(stopped.code).toBe(0);
+    const { output, calls, notices } = await measured('12b restarted after SIGTERM', () =>
+      runScheduled({ ...base(), directory, waitMs: 10_000 }),
+    );
+    await expectRun(output, 'success', 'COMPLETED');
+    expect([calls, notices]).toEqual([1, 1]);
+    expect(output.result.history.map((e) => e.reason)).not.toContain('CALLER_CANCELLED');
+  });
+
   it('13 event file written by an independent process', async () => {
     const waiting = await runEventTriggered(base());
     const pending = measured('13 independent producer', () =>

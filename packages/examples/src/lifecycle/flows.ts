@@ -209,7 +209,12 @@ async function stopRun(queue: Queue, task: ReturnType<typeof defineNoticeTask>, 
   });
 }
 
-/** Waits for a scheduled or event-triggered run within `waitMs`, telling `onWait` what it waits for. */
+/**
+ * Waits for a scheduled or event-triggered run within `waitMs`, telling `onWait` what it waits for. A stop (Ctrl-C,
+ * SIGTERM) while the run still waits ends this consumer and leaves the run `waiting`, so that a restarted consumer
+ * continues it (the seed: the waiting phase is continued by restarting the consumer); once the run is no longer
+ * waiting, the stop cancels its execution as in every flow.
+ */
 async function waitAndRun(
   context: FlowContext,
   waitMs: number,
@@ -221,9 +226,12 @@ async function waitAndRun(
   for (;;) {
     await beforeEach?.();
     const remaining = Math.max(0, end - Date.now());
+    const waiting = (await task.get(runId))?.status === 'waiting';
+    if (waiting && options.signal?.aborted) return task.get(runId);
     const info = await task.run(runId, {
       waitMs: Math.min(remaining, 100),
-      ...(options.signal ? { signal: options.signal } : {}),
+      // The caller's signal reaches the run only past its wait: aborted, task.run cancels the run for good.
+      ...(options.signal && !waiting ? { signal: options.signal } : {}),
     });
     if (info?.status !== 'waiting' || remaining === 0 || options.signal?.aborted) return info;
     const dueAt = info.dueAt === null ? null : Date.parse(info.dueAt);
