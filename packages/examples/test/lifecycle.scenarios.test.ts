@@ -453,6 +453,18 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([0, 0]);
   });
 
+  it("16 invalid event scope delivered by a producer without the task's handlers fails the run too", async () => {
+    const waiting = await runEventTriggered(base());
+    const { id, type, taskId, releaseId } = inboxEventFor(waiting);
+    const event = JSON.stringify({ id, type, payload: { taskId, releaseId, revision: 99 } });
+    const result = await inNewProcess(DELIVER, [paths(waiting.directory).database, waiting.result.job.runId, event]);
+    expect(result).toEqual({ accepted: false, duplicate: false, status: 'failed' });
+    const { job } = (await readBack(paths(waiting.directory).database, waiting.result.job.runId)) as {
+      job: { status: string; reason: string };
+    };
+    expect(job).toMatchObject({ status: 'failed', reason: 'TRIGGER_INVALID' });
+  });
+
   it('16 invalid event: a wrong type, a wrong shape, a bad id, invalid JSON or a file over 16 KiB fails the run too', async () => {
     const cases: [string, string, RegExp][] = [
       [

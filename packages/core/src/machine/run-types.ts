@@ -86,8 +86,14 @@ export interface CallbackPolicy {
   backoff: { baseMs: number; maxMs: number };
 }
 
-/** A run's trigger as stored: an absolute time, an event type, or the schedule slot that made it. */
-export type StoredTrigger = { at: string } | { event: string } | { schedule: string; at: string };
+/**
+ * A run's trigger as stored: an absolute time, an event type (with, optionally, the fields its payload must hold),
+ * or the schedule slot that made it.
+ */
+export type StoredTrigger =
+  | { at: string }
+  | { event: string; match?: { [key: string]: Json } }
+  | { schedule: string; at: string };
 
 /** The error summary kept on a run. */
 export interface RunError {

@@ -20,6 +20,57 @@ export function triggersSuite<Tx>(factory: HarnessFactory<Tx>): void {
       return { ...(await area.open(area.h.store, { name, version: '1' }, handlers, options)), counter };
     }
 
+    it("checks a trigger's match in a producer without the task's handlers, and fails the run on a mismatch", async () => {
+      await area.harness();
+      const producer = await area.open(area.h.store, { name: 'matched', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      const trigger = { event: 'release.ready', match: { releaseId: 'r1', revision: 2 } };
+      const wrong = await producer.task.start({ query: null, trigger });
+      const right = await producer.task.start({ query: null, trigger });
+      expect((await producer.task.get(wrong.runId))?.trigger).toEqual(trigger);
+      const deliver = (runId: string, revision: number) =>
+        producer.queue.events.deliver(runId, {
+          id: `e-${runId}`,
+          type: 'release.ready',
+          payload: { releaseId: 'r1', revision },
+        });
+      expect(await deliver(wrong.runId, 3)).toEqual({ accepted: false, duplicate: false, status: 'failed' });
+      const failed = await producer.task.get(wrong.runId);
+      expect(failed?.reason).toBe('TRIGGER_INVALID');
+      const last = (await producer.task.history(wrong.runId)).at(-1);
+      expect((last?.detail as { reason?: string } | undefined)?.reason).toMatch(/revision/);
+      expect(await deliver(right.runId, 2)).toEqual({ accepted: true, duplicate: false, status: 'pending' });
+    });
+
+    it('fails a waiting run on an event whose id or type is out of bounds; a non-string id is CONFIG_INVALID', async () => {
+      await area.harness();
+      const producer = await area.open(area.h.store, { name: 'bounds', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      for (const event of [
+        { id: '', type: 'ready' },
+        { id: 'x'.repeat(257), type: 'ready' },
+        { id: 'ok', type: 'y'.repeat(129) },
+      ]) {
+        const { runId } = await producer.task.start({ query: null, trigger: { event: 'ready' } });
+        expect(await producer.queue.events.deliver(runId, event)).toEqual({
+          accepted: false,
+          duplicate: false,
+          status: 'failed',
+        });
+        expect((await producer.task.get(runId))?.reason).toBe('TRIGGER_INVALID');
+        // The same bad event again is a duplicate, not a second failure.
+        expect(await producer.queue.events.deliver(runId, event)).toMatchObject({ duplicate: true });
+      }
+      const { runId } = await producer.task.start({ query: null, trigger: { event: 'ready' } });
+      const refused = await producer.queue.events
+        .deliver(runId, { id: 7, type: 'ready' } as never)
+        .catch((e: unknown) => e);
+      expect(isDocketError(refused, 'CONFIG_INVALID')).toBe(true);
+      expect((await producer.task.get(runId))?.status).toBe('waiting');
+    });
+
     it('waits for a time trigger, never runs early, then fires with TIME_REACHED', async () => {
       await area.harness();
       const clock = manualClock();

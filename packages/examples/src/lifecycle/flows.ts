@@ -81,7 +81,10 @@ interface FlowSpec {
   flow: FlowName;
   releaseStatus: Release['status'];
   defaultBudget: number;
-  trigger(application: Application): { at: string } | { event: string } | undefined;
+  trigger(
+    application: Application,
+    source: Release,
+  ): { at: string } | { event: string; match: { [key: string]: Json } } | undefined;
   dueAt?(createdAt: number, options: FlowOptions): string | null;
   /** Runs the task for this flow once it exists. */
   execute(context: FlowContext): Promise<RunInfo<NoticeQuery, null> | null>;
@@ -181,7 +184,7 @@ async function startNotice(
 ): Promise<Application> {
   app.putRelease(source);
   const query: NoticeQuery = { taskId: application.taskId, releaseId: source.id, revision: source.revision };
-  const trigger = spec.trigger(application);
+  const trigger = spec.trigger(application, source);
   const limits = {
     ...(application.limits.modelCalls === null ? {} : { modelCalls: application.limits.modelCalls }),
     ...(application.limits.deadlineMs === null
@@ -289,7 +292,11 @@ export function runEventTriggered(options: FlowOptions = {}): Promise<FlowOutput
       flow: 'event',
       releaseStatus: 'ready',
       defaultBudget: 1,
-      trigger: () => ({ event: 'release.ready' }),
+      // The scope is stored with the run: every queue that delivers checks it, a producer without handlers too.
+      trigger: (application, source) => ({
+        event: 'release.ready',
+        match: { taskId: application.taskId, releaseId: source.id, revision: source.revision },
+      }),
       async execute(context) {
         const { directory, application } = context;
         if (context.options.emitEvent) {

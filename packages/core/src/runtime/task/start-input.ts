@@ -14,7 +14,11 @@ import type { ResolvedDefinition } from './definition.js';
 export interface StartInput<Q> {
   query: Q;
   idempotencyKey?: string;
-  trigger?: { at: string | Date } | { event: string };
+  /**
+   * A time, or an event type; `match` lists fields the event's payload must hold with equal values (checked in every
+   * queue that delivers; a mismatch fails the run with `TRIGGER_INVALID`).
+   */
+  trigger?: { at: string | Date } | { event: string; match?: { [key: string]: Json } };
   limits?: { modelCalls?: number; deadlineAt?: string | Date };
   /** Among due runs, higher is claimed first: an integer -1000..1000, 0 by default; not part of the idempotency input. */
   priority?: number;
@@ -46,13 +50,19 @@ function realCalendarTime(text: string): boolean {
   );
 }
 
+/** The limits of a trigger's `match`: a few fields to compare, stored with the run. */
+const MATCH_LIMITS = { bytes: 4096, nodes: 256, depth: 8 };
+
 const startSchema = strictObject({
   query: v.unknown(),
   idempotencyKey: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
   trigger: v.optional(
     v.union([
       strictObject({ at: v.union([v.string(), v.date()]) }),
-      strictObject({ event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128), cleanText) }),
+      strictObject({
+        event: v.pipe(v.string(), v.minLength(1), v.maxBytes(128), cleanText),
+        match: v.optional(v.record(v.string(), v.unknown())),
+      }),
     ]),
   ),
   limits: v.optional(
@@ -124,6 +134,10 @@ export function prepareStart(
     storedTrigger = { at: iso(dueAtTrigger) };
   } else if (trigger && 'event' in trigger) {
     storedTrigger = { event: trigger.event };
+    if (trigger.match !== undefined) {
+      const match = jsonSnapshot(trigger.match, 'trigger.match', MATCH_LIMITS, operation) as { [key: string]: Json };
+      storedTrigger = { event: trigger.event, match };
+    }
   }
   const deadlineAtGiven =
     limits?.deadlineAt === undefined ? null : parseInstant(limits.deadlineAt, 'limits.deadlineAt', operation);
