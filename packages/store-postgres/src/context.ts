@@ -3,7 +3,7 @@ import type { RunRecord, RunWrite } from '@docket/core/store';
 import { KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
-import { classify, OutcomeTracker } from './errors.js';
+import { classify, connectionLost, OutcomeTracker } from './errors.js';
 import { HeldClaims } from './sql/claim/held-claims.js';
 import { SharedColumns } from './sql/claim/plain-statement.js';
 import type { Session } from './wire/session.js';
@@ -103,7 +103,11 @@ export class PgContext {
     try {
       return await this.transaction(outcome, work);
     } catch (error) {
-      if (passThrough !== undefined && error === passThrough() && !outcome.reachedCommit) throw error;
+      // The effect's own error is the page's failure, unless the connection died under it: a store failure then,
+      // which consumes no attempt (the lease recovers the run).
+      if (passThrough !== undefined && error === passThrough() && !outcome.reachedCommit && !connectionLost(error)) {
+        throw error;
+      }
       throw classify(error, outcome, operation, context);
     }
   }

@@ -46,11 +46,16 @@ export function statementRefused(error: unknown): boolean {
   return state !== undefined && !CONNECTION_LOST.test(state);
 }
 
-function connectionLost(error: unknown): boolean {
+/**
+ * Whether an error means the connection, not the statement, failed: a connection SQLSTATE, or node-postgres's own
+ * words for a dead client ("Connection terminated", "Client has encountered a connection error and is not
+ * queryable", a reset socket).
+ */
+export function connectionLost(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) return CONNECTION_LOST.test(state);
   const text = `${(error as Error)?.message ?? ''} ${(error as { cause?: Error })?.cause?.message ?? ''}`;
-  return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|closed/i.test(text);
+  return /Connection terminated|connection error|not queryable|ECONNRESET|ECONNREFUSED|EPIPE|socket|closed/i.test(text);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { isDocketError } from '@docket/core';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { classify, OutcomeTracker } from '../src/errors.js';
+import { classify, connectionLost, OutcomeTracker } from '../src/errors.js';
 import { preparedCall } from '../src/wire/prepared-calls.js';
 import { DATABASE_URL } from './helpers.js';
 
@@ -49,5 +49,15 @@ describe('text PostgreSQL cannot hold', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('a dead client', () => {
+  it("in node-postgres's own words is a lost connection, never the page's failure", () => {
+    const dead = new Error('Client has encountered a connection error and is not queryable');
+    const error = classify(dead, new OutcomeTracker(), 'store.transact', {});
+    expect(isDocketError(error, 'CONNECTION_UNAVAILABLE')).toBe(true);
+    expect(connectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(connectionLost(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
   });
 });
