@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createQueue, DocketError, isDocketError } from '../src/index.js';
 import { memoryStore, sleep, waitFor } from '../src/testing/index.js';
+import { storeWith } from './run-fixture.js';
 
 describe('health() while page commits keep failing in the store', () => {
   it('stays degraded though later claims work, and clears once a commit goes through', async () => {
@@ -8,12 +9,12 @@ describe('health() while page commits keep failing in the store', () => {
     let failCommits = true;
     const transact = store.transact.bind(store);
     // Page commits (pure plans) fail as a store that cannot write would; claims (claimDue) still work.
-    const failing = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+    const failing = storeWith(store, {
       transact: (...args: Parameters<typeof store.transact>) =>
         failCommits && args[3]?.pure === true
           ? Promise.reject(new DocketError('STORAGE_FAILURE', 'disk says no', { operation: 'store.transact' }))
           : transact(...args),
-    });
+    } as Partial<typeof store>);
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createQueue, DocketError, isDocketError } from '../src/index.js';
 import { memoryStore } from '../src/testing/index.js';
+import { storeWith } from './run-fixture.js';
 
 describe('ready() after a failed ready()', () => {
   it('meets QUEUE_FAILED, not retryable, with the first error as its cause; so does every call', async () => {
@@ -9,7 +10,7 @@ describe('ready() after a failed ready()', () => {
       operation: 'store.open',
       retryable: true,
     });
-    const failing = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+    const failing = storeWith(store, {
       open: () => Promise.reject(refused),
     });
     const queue = createQueue({ store: failing, runtime: { mode: 'producer' } });

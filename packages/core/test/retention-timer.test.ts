@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createQueue, DocketError } from '../src/index.js';
 import { manualClock, memoryStore, waitFor, waitForStatus } from '../src/testing/index.js';
+import { storeWith } from './run-fixture.js';
 
 describe('retention in a consumer queue', () => {
   it('collects finished runs past retention by itself, with nobody calling maintenance.collect', async () => {
@@ -53,7 +54,7 @@ describe('a failed retention turn', () => {
     const store = memoryStore();
     let failing = true;
     const collect = store.collect.bind(store);
-    const flaky = Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+    const flaky = storeWith(store, {
       collect: (...args: Parameters<typeof store.collect>) =>
         failing
           ? Promise.reject(new DocketError('STORAGE_FAILURE', 'locked for a moment', { operation: 'store.collect' }))

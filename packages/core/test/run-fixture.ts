@@ -31,3 +31,8 @@ export function runIn(status: RunStatus, patch: Partial<RunRecord> = {}): RunRec
     ...patch,
   };
 }
+
+/** The store with some of its methods replaced (a failing `open`, `transact` or `collect`), the rest its own. */
+export function storeWith<S extends object>(store: S, overrides: Partial<S>): S {
+  return Object.assign(Object.create(Object.getPrototypeOf(store)), store, overrides);
+}
