@@ -207,16 +207,49 @@ describe('generated malformed inputs', () => {
   it('events.deliver', async () => {
     await fuzz(
       fc.oneof(
-        mutated(
-          { id: 'e-1', type: 'go' },
-          { id: fc.oneof(badText, notAString), type: fc.oneof(badText, notAString), payload: notJson },
-        ).map((event) => ({ target: runId, event })),
+        mutated({ id: 'e-1', type: 'go' }, { id: notAString, type: notAString, payload: notJson }).map((event) => ({
+          target: runId,
+          event,
+        })),
         fc.oneof(badText, notAString, fc.constant('not-a-run-id')).map((target) => ({
           target,
           event: { id: 'e-2', type: 'go' },
         })),
       ),
       ({ target, event }) => queue.events.deliver(target as never, event as never),
+    );
+  });
+
+  it('events.deliver: an id or type out of bounds fails the waiting run; a clean event is accepted', async () => {
+    const outOfBounds = fc.oneof(
+      badText.map((id) => ({ id, type: 'go' })),
+      badText.map((type) => ({ id: 'e-ok', type })),
+    );
+    await fc.assert(
+      fc.asyncProperty(outOfBounds, async (event) => {
+        const { runId: waiting } = await task.start({ query: null, trigger: { event: 'go' } });
+        expect(await queue.events.deliver(waiting, event)).toEqual({
+          accepted: false,
+          duplicate: false,
+          status: 'failed',
+        });
+        expect((await task.get(waiting))?.reason).toBe('TRIGGER_INVALID');
+      }),
+      { numRuns: Math.min(RUNS, 60) },
+    );
+    const clean = fc
+      .string({ minLength: 1, maxLength: 40 })
+      .filter((s) => !s.includes('\u0000') && !/[\uD800-\uDFFF]/.test(s));
+    await fc.assert(
+      fc.asyncProperty(clean, async (id) => {
+        const { runId: waiting } = await task.start({ query: null, trigger: { event: 'go' } });
+        expect(await queue.events.deliver(waiting, { id, type: 'go' })).toEqual({
+          accepted: true,
+          duplicate: false,
+          status: 'pending',
+        });
+      }),
+      { numRuns: Math.min(RUNS, 60) },
     );
   });
 
