@@ -30,7 +30,7 @@ export const CLAIMABLE_STATUSES: readonly RunStatus[] = CLAIMABLE.statuses;
 
 /** Whether a status is one a claim selects. */
 export function hasClaimableStatus(status: RunStatus): boolean {
-  return status === 'pending' || status === 'retrying' || status === 'waiting';
+  return CLAIMABLE_STATUSES.includes(status);
 }
 
 /** The time a run is claimable from (its `dueAt` while its status is claimable), or `null`: the stored claim due time. */
@@ -46,7 +46,8 @@ export function isClaimableAt(run: Pick<RunRecord, 'status' | 'dueAt'>, now: num
 
 /** Whether the recovery sweep at `now` selects the run: its lease is held by a `running` or `pausing` page and expired. */
 export function isRecoverableAt(run: Pick<RunRecord, 'status' | 'lease'>, now: number): boolean {
-  return (run.status === 'running' || run.status === 'pausing') && run.lease !== null && run.lease.expiresAt <= now;
+  const recoverable: readonly RunStatus[] = CLAIMABLE.recoverable;
+  return recoverable.includes(run.status) && run.lease !== null && run.lease.expiresAt <= now;
 }
 
 /** The values `CLAIMABLE.order` sorts by. */

@@ -60,13 +60,10 @@ export function recordDelivery(
   policy: CallbackPolicy,
   now: number,
 ): CallbackEventRecord | null {
-  if (outcome.ok && event.status !== 'delivered' && event.lease?.token !== token) {
-    const base = { ...event, revision: event.revision + 1, lease: null, updatedAt: now };
-    return { ...base, status: 'delivered', deliveredAt: now, deadAt: null, lastError: null };
-  }
-  if (event.status !== 'delivering' || event.lease?.token !== token) return null;
+  const holds = event.status === 'delivering' && event.lease?.token === token;
+  if (!holds && (!outcome.ok || event.status === 'delivered')) return null;
   const base = { ...event, revision: event.revision + 1, lease: null, updatedAt: now };
-  if (outcome.ok) return { ...base, status: 'delivered', deliveredAt: now, lastError: null };
+  if (outcome.ok) return { ...base, status: 'delivered', deliveredAt: now, deadAt: null, lastError: null };
   if (event.deliveryAttempt >= policy.attempts) {
     return { ...base, status: 'dead_letter', deadAt: now, lastError: outcome.error };
   }

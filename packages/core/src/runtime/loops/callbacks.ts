@@ -191,10 +191,16 @@ export class CallbackLoop {
       }
       await this.record(event, token, outcome, controller.signal.aborted && !this.running);
     })();
-    const done = Promise.allSettled([recorded, recorded.then(() => handlerDone)]).then(() => {
-      this.inflight.delete(event.eventId);
-      this.wake();
-    });
+    // Free once the outcome is recorded and the handler itself has settled (`handlerDone` never rejects).
+    const done = recorded
+      .then(
+        () => handlerDone,
+        () => handlerDone,
+      )
+      .then(() => {
+        this.inflight.delete(event.eventId);
+        this.wake();
+      });
     this.inflight.set(event.eventId, { controller, token, recorded, done });
   }
 
