@@ -30,6 +30,11 @@ export interface PostgresConnection {
    * connection) the store uses drizzle transactions throughout.
    */
   session?: Session;
+  /**
+   * Optional: runs `work` in one transaction on a connection of its own, which goes back to the pool whatever fails
+   * (its `BEGIN` included) and is discarded when it broke. Without it (PGlite) the store uses `db.transaction`.
+   */
+  transaction?: <T>(work: (tx: PostgresTransaction) => Promise<T>) => Promise<T>;
   /** Closes every connection the store opened (not a pool the application passed). */
   close(): Promise<void>;
 }

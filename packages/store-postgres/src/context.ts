@@ -81,12 +81,16 @@ export class PgContext {
   }
 
   /** One transaction on a pooled connection, with `outcome` marking the moment COMMIT is sent. */
-  readonly transaction: Transaction = (outcome, work) =>
-    this.live().transaction(async (tx) => {
-      const value = await work(tx as PostgresTransaction);
+  readonly transaction: Transaction = (outcome, work) => {
+    const db = this.live();
+    const inTransaction = async (tx: PostgresTransaction) => {
+      const value = await work(tx);
       outcome.committing();
       return value;
-    });
+    };
+    const own = this.connection?.transaction;
+    return own ? own(inTransaction) : db.transaction((tx) => inTransaction(tx as PostgresTransaction));
+  };
 
   /**
    * Runs `work` in one transaction; maps driver errors, and a lost connection while committing to OUTCOME_UNKNOWN.

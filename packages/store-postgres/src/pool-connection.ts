@@ -2,7 +2,11 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
 import type { PostgresConnection } from './connection.js';
 import type { PostgresStoreOptions } from './index.js';
+import { Checkouts, endPool, poolTransaction } from './pool-clients.js';
 import type { Send } from './wire/session.js';
+
+/** How long a pool this store made waits for a connection before the call fails as a connection loss. */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Connects as the options say: PGlite in-process, or a `pg` pool (the application's, or one made here). */
 export async function connect(options: PostgresStoreOptions): Promise<PostgresConnection> {
@@ -22,6 +26,10 @@ export async function connect(options: PostgresStoreOptions): Promise<PostgresCo
     (options.pool as unknown as Pool | undefined) ??
     new pg.default.Pool({
       connectionString: options.connectionString as string,
+      // Bounded waits: a checkout that finds no connection in 10 s fails (a store failure, retried by the loops),
+      // and TCP keepalive notices a server that went away without closing the socket.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
       ...('poolConfig' in options ? options.poolConfig : {}),
     });
   if (owned) {
@@ -35,14 +43,15 @@ export async function connect(options: PostgresStoreOptions): Promise<PostgresCo
       client.on('error', () => undefined);
     });
   }
-  const client = await pool.connect();
-  client.release();
+  const checkouts = new Checkouts(pool);
+  checkouts.give(await checkouts.take());
   return {
     db: drizzle({ client: pool }),
-    listener: { listen: (channel, onNotify, onLost) => listenOn(pool, channel, onNotify, onLost) },
-    session: (work) => inSession(pool, work),
+    listener: { listen: (channel, onNotify, onLost) => listenOn(checkouts, channel, onNotify, onLost) },
+    session: (work) => inSession(checkouts, work),
+    transaction: (work) => poolTransaction(checkouts, (client) => drizzle({ client }), work),
     close: async () => {
-      if (owned) await pool.end();
+      if (owned) await endPool(pool, checkouts);
     },
   };
 }
@@ -52,12 +61,12 @@ export async function connect(options: PostgresStoreOptions): Promise<PostgresCo
  * to the pool, and `onLost` is told.
  */
 async function listenOn(
-  pool: Pool,
+  checkouts: Checkouts,
   channel: string,
   onNotify: (payload: string) => void,
   onLost?: (error: unknown) => void,
 ): Promise<() => Promise<void>> {
-  const listening = await pool.connect();
+  const listening = await checkouts.take();
   const onNotification = (message: { channel: string; payload?: string }) => {
     if (message.channel === channel) onNotify(message.payload ?? '');
   };
@@ -67,7 +76,7 @@ async function listenOn(
     lost = true;
     listening.off('notification', onNotification);
     // A broken client is destroyed, not returned to the pool.
-    listening.release(error instanceof Error ? error : new Error(String(error)));
+    checkouts.give(listening, error ?? new Error('LISTEN connection lost'));
     onLost?.(error);
   };
   listening.on('notification', onNotification);
@@ -85,7 +94,7 @@ async function listenOn(
     // The client goes back to the pool: it must not keep this listener for its next user.
     listening.off('notification', onNotification);
     listening.off('error', onError);
-    listening.release();
+    checkouts.give(listening);
   };
 }
 
@@ -93,8 +102,8 @@ async function listenOn(
 const PREPARED = Symbol('docket.prepared');
 
 /** A pipelined session on one pooled client (see `wire/session.ts`); a failed one drops its connection. */
-async function inSession<T>(pool: Pool, work: (send: Send) => Promise<T>): Promise<T> {
-  const client = (await pool.connect()) as PoolClient & { [PREPARED]?: Set<string> };
+async function inSession<T>(checkouts: Checkouts, work: (send: Send) => Promise<T>): Promise<T> {
+  const client = (await checkouts.take()) as PoolClient & { [PREPARED]?: Set<string> };
   const prepared = client[PREPARED] ?? new Set<string>();
   client[PREPARED] = prepared;
   try {
@@ -104,11 +113,11 @@ async function inSession<T>(pool: Pool, work: (send: Send) => Promise<T>): Promi
       for (const name of prepares) prepared.add(name);
       return (Array.isArray(result) ? result : [result]) as { rows: unknown[] }[];
     });
-    client.release();
+    checkouts.give(client);
     return value;
   } catch (error) {
     // A transaction may be open and aborted, a PREPARE may or may not have happened: drop the connection.
-    client.release(true);
+    checkouts.give(client, error ?? new Error('session failed'));
     throw error;
   }
 }

@@ -84,7 +84,11 @@ export class SqliteConnection {
   private configure(db: Database.Database): void {
     db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
     if (this.options.readonly) {
-      assertMigrated(db);
+      try {
+        assertMigrated(db);
+      } catch (error) {
+        throw readOnlyRefusal(error, db.name);
+      }
       return;
     }
     // Checked before anything that writes (WAL mode writes the file's header): a file that is not Docket's is refused
@@ -143,6 +147,7 @@ export class SqliteConnection {
     const db = this.ctx.open?.db;
     this.ctx.open = null;
     if (this.options.database !== undefined || !db?.open) return;
+    if (!this.options.readonly && !db.memory) leaveWal(db);
     try {
       db.close();
     } catch (error) {
@@ -152,4 +157,31 @@ export class SqliteConnection {
       });
     }
   }
+}
+
+/**
+ * Switches a file back to the rollback journal as its last connection closes, so that a cleanly closed file can be
+ * read where its directory cannot be written (a WAL file needs its `-shm` file created beside it to be read). While
+ * another connection (another process) still has the file open the switch fails at once and the file stays in WAL:
+ * the last to close switches it, and the next open returns it to WAL.
+ */
+function leaveWal(db: Database.Database): void {
+  try {
+    db.pragma('busy_timeout = 0');
+    db.pragma('journal_mode = DELETE');
+  } catch {
+    // Another connection has it open.
+  }
+}
+
+/** A read-only open that SQLite refused because the file is in WAL mode in a directory this user cannot write. */
+function readOnlyRefusal(error: unknown, filename: string): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') return error;
+  return new DocketError(
+    'CONNECTION_UNAVAILABLE',
+    `cannot read ${filename}: it is in WAL mode while a process has it open (or one did not close it), and reading ` +
+      'it needs its -shm file, which this user cannot create in its directory; read it as a user who can write there',
+    { operation: 'store.open', cause: error, details: { sqliteCode: code } },
+  );
 }
