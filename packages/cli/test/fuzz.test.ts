@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createQueue, ERROR_CODES, isDocketError, type Queue } from '@docket/core';
+import { createQueue, type Queue } from '@docket/core';
 import { httpProvider } from '@docket/provider-http';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main.js';
+import { badText, mutated, notAnInteger, notAString, notJson, refused } from './arbitraries.js';
 
 /**
  * Runs per entry point: eight entry points, so every run of the suite refuses at least 1,200 generated inputs (and
@@ -30,55 +31,6 @@ const fingerprint = () =>
     .update(readFileSync(file))
     .update(existsSync(`${file}-wal`) ? readFileSync(`${file}-wal`) : '')
     .digest('hex');
-
-/** Expects `call` to be refused with a documented `DocketError` code. */
-async function refused(call: () => unknown): Promise<void> {
-  let error: unknown = null;
-  try {
-    await call();
-  } catch (caught) {
-    error = caught;
-  }
-  if (!isDocketError(error)) throw new Error(`accepted, or refused without a DocketError: ${String(error)}`);
-  if (!(error.code in ERROR_CODES)) throw new Error(`undocumented code ${error.code}`);
-}
-
-// Values no option of Docket takes where a specific type is asked for.
-const notAString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }));
-const notAnInteger = fc.oneof(
-  fc.double({ noInteger: true }),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, -1, 2 ** 53),
-  fc.string(),
-  fc.constant(null),
-);
-// Strings no key, id, name, reason or command id takes: empty, NUL, lone surrogates, or far too long.
-const badText = fc.oneof(
-  fc.constant(''),
-  fc.string().map((s) => `${s}\u0000`),
-  fc.string().map((s) => `${s}\ud800`),
-  fc.string().map((s) => `\udfff${s}`),
-  fc.constant('x'.repeat(5000)),
-);
-// Keys that are never options, named like Object.prototype members among them.
-const unknownKey = fc.oneof(
-  fc.constantFrom('constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__x', 'isPrototypeOf'),
-  fc.string({ minLength: 1, maxLength: 12 }).map((s) => `zz_${s}`),
-);
-// Values that are not JSON.
-const notJson = fc.oneof(
-  fc.constant(() => 1),
-  fc.constant(Symbol('s')),
-  fc.bigInt(),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY),
-  fc.constant(new Date(0)),
-  fc.constant(new Map()),
-);
-/** One field of `base` replaced by `value`, or an unknown key added. */
-const mutated = (base: Record<string, unknown>, fields: Record<string, fc.Arbitrary<unknown>>) =>
-  fc.oneof(
-    ...Object.entries(fields).map(([key, bad]) => bad.map((value) => ({ ...base, [key]: value }))),
-    fc.tuple(unknownKey, fc.anything()).map(([key, value]) => ({ ...base, [key]: value })),
-  );
 
 /** Malformed `task.start` inputs: one field of a good input spoiled, an unknown key, or no object at all. */
 const startInputs = fc.oneof(
@@ -108,9 +60,17 @@ const startInputs = fc.oneof(
   fc.oneof(notAString, fc.constant({})),
 );
 
-/** Malformed `task.startMany` inputs: too few or too many, not an array, or one bad input among good ones. */
+/**
+ * Malformed `task.startMany` inputs: too few or too many, not an array, one bad input among good ones, or an array
+ * with holes.
+ */
 const startManyInputs = fc.oneof(
   fc.constant([]),
+  fc.subarray([0, 1, 2, 3, 4, 5], { minLength: 1 }).map((holes) => {
+    const sparse: unknown[] = new Array(6);
+    for (let i = 0; i < 6; i++) if (!holes.includes(i)) sparse[i] = { query: i };
+    return sparse;
+  }),
   fc.constant(Array.from({ length: 1001 }, (_, i) => ({ query: i }))),
   notAString,
   fc
@@ -160,6 +120,7 @@ describe('generated malformed inputs', () => {
             notAString,
             notAnInteger.map((concurrency) => ({ concurrency })),
             fc.constantFrom({ mode: 'both' }, [], { concurrency: 5000 }),
+            fc.oneof(badText, notAString).map((workerId) => ({ workerId })),
           ),
           protocol: fc.oneof(
             fc.integer({ max: 2999 }).map((leaseMs) => ({ leaseMs })),
