@@ -6,6 +6,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'store/index': 'src/store/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'conformance/index': 'src/testing/conformance.ts',
   }),
   external: ['vitest', 'fast-check'],
 });

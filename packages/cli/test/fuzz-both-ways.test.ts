@@ -126,7 +126,7 @@ describe('schedules both ways', () => {
       { numRuns: RUNS },
     );
     await fc.assert(
-      fc.asyncProperty(badText, (id) => refused(() => task.schedule(id, { cron: '0 9 * * *' }))),
+      fc.asyncProperty(badText, (id) => refused(() => task.schedule(id, { cron: '0 9 * * *', query: {} }))),
       { numRuns: RUNS / 2 },
     );
     expect(fingerprint()).toBe(before);

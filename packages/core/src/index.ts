@@ -1,7 +1,7 @@
 /**
  * `@docket/core`: what an application uses to define tasks, start and observe runs, and operate a queue. Store
  * authors import the contract and its helpers from `@docket/core/store`; tests import the memory store and the
- * conformance suite from `@docket/core/testing`.
+ * conformance suite from `@docket/core/conformance`.
  */
 export type {
   Backoff,

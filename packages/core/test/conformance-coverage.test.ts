@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { STORE_VERB_NAMES } from '../src/store/index.js';
-import { CONFORMANCE_AREAS, uncoveredVerbs } from '../src/testing/index.js';
+import { CONFORMANCE_AREAS, uncoveredVerbs } from '../src/testing/conformance.js';
 
 describe('the conformance suite', () => {
   it('covers every store verb in some area', () => {

@@ -1,5 +1,5 @@
 import { memoryStore } from '../src/store/index.js';
-import { runStoreConformance } from '../src/testing/index.js';
+import { runStoreConformance } from '../src/testing/conformance.js';
 
 for (const asyncTransactions of [false, true]) {
   runStoreConformance(`memory (asyncTransactions: ${asyncTransactions})`, async () => {

@@ -1,4 +1,4 @@
-import { runStoreConformance } from '@docket/core/testing';
+import { runStoreConformance } from '@docket/core/conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { backend, DATABASE_URL, postgresHarness } from './helpers.js';
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createQueue, type TaskDefinition } from '@docket/core';
-import { type ConformanceHarness, waitFor } from '@docket/core/testing';
+import type { ConformanceHarness } from '@docket/core/conformance';
+import { waitFor } from '@docket/core/testing';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';

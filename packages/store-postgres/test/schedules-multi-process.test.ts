@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
-import { expectOneRunPerSecond } from '@docket/core/testing';
+import { expectOneRunPerSecond } from '@docket/core/conformance';
 import pg from 'pg';
 import { describe, it } from 'vitest';
 import { postgresStore } from '../src/index.js';

@@ -1,4 +1,4 @@
-import { schemaCodecSuite } from '@docket/core/testing';
+import { schemaCodecSuite } from '@docket/core/conformance';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { docketEvents, docketHistory, docketRuns } from '../src/schema.js';
 

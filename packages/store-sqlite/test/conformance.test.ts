@@ -1,4 +1,4 @@
-import { runStoreConformance } from '@docket/core/testing';
+import { runStoreConformance } from '@docket/core/conformance';
 import { sqliteHarness } from './helpers.js';
 
 runStoreConformance('sqlite (file)', () => sqliteHarness('file'));

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ConformanceHarness } from '@docket/core/testing';
+import type { ConformanceHarness } from '@docket/core/conformance';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { type SqliteTransaction, sqliteStore } from '../src/index.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue } from '@docket/core';
-import { expectOneRunPerSecond } from '@docket/core/testing';
+import { expectOneRunPerSecond } from '@docket/core/conformance';
 import { afterEach, describe, it } from 'vitest';
 import { sqliteStore } from '../src/index.js';
 import { tempDir } from './helpers.js';

@@ -1,6 +1,7 @@
 import { claimEvent, recordDelivery, releaseEvent, renewDeliveryLease } from '../../machine/event-machine.js';
 import type { CallbackEventRecord, CallbackKind, RunError } from '../../machine/run-types.js';
 import { deepFreeze } from '../../util/json.js';
+import { logStoredError } from '../observe/logger.js';
 import { emitTelemetry } from '../observe/telemetry.js';
 import type { Engine } from '../queue/engine.js';
 import { Waker } from '../queue/waker.js';
@@ -136,7 +137,7 @@ export class CallbackLoop {
         kind: event.kind,
         deliveryAttempt: event.deliveryAttempt,
         code: error.code,
-        err: { name: error.name, message: error.message },
+        err: logStoredError(error),
       };
       if (written.status === 'dead_letter') engine.log.warn(fields, 'callback dead-lettered');
       else engine.log.info(fields, 'callback delivery failed; retrying');

@@ -1,4 +1,4 @@
-import { errorFields, type Logger } from '../observe/logger.js';
+import { errorFields, type Logger, logError } from '../observe/logger.js';
 
 /** The loops of a queue whose errors are logged and shown by `health()`. */
 export type LoopName = 'worker' | 'callbacks' | 'schedules' | 'retention' | 'commits';
@@ -35,7 +35,10 @@ export class LoopErrors {
       return;
     }
     const repeats = this.repeated > 0 ? { repeated: this.repeated } : {};
-    this.log.error({ loop: this.loop, ...fields, code: err.code, err, ...repeats }, `${this.loop} loop failed`);
+    this.log.error(
+      { loop: this.loop, ...fields, code: err.code, err: logError(error), ...repeats },
+      `${this.loop} loop failed`,
+    );
     this.lastMessage = err.message;
     this.lastLoggedAt = now;
     this.repeated = 0;

@@ -32,7 +32,7 @@ export function stderrLogger(minimum: LogLevel = 'warn'): Logger {
           level: LEVEL_NUMBERS[level],
           time: Date.now(),
           name: 'docket',
-          ...fields,
+          ...serializable(fields),
           msg: message,
         });
       } catch {
@@ -88,4 +88,44 @@ export function errorFields(error: unknown): { code: string; name: string; messa
     return { code, name: safeString(error, 'name', 'Error'), message: thrownMessage(error) };
   }
   return { code: 'INTERNAL', name: 'Error', message: describeThrown(error) };
+}
+
+/**
+ * An error as Docket logs it under `err`: a fresh `Error`, so that pino's error serializer (and the default logger)
+ * print its type, message and stack, carrying only the code, name, message and stack of `error` (never its details
+ * or cause, which can hold a caller's payload). A run's stored error has no stack: its logged one starts at its name
+ * and message.
+ */
+export function logError(error: unknown): Error & { code: string } {
+  const { code, name, message } = errorFields(error);
+  return loggable({ code, name, message }, safeInstanceOf(error, Error) ? safeString(error, 'stack', '') : '');
+}
+
+/** `logError` for an error Docket stored as fields (a run's `RunError`, a callback's last error). */
+export function logStoredError(error: { code: string; name: string; message: string }): Error & { code: string } {
+  return loggable(error, '');
+}
+
+function loggable(
+  { code, name, message }: { code: string; name: string; message: string },
+  stack: string,
+): Error & { code: string } {
+  const logged = new Error(message) as Error & { code: string };
+  logged.code = code;
+  const hidden = (value: unknown) => ({ value, enumerable: false, writable: true, configurable: true });
+  Object.defineProperties(logged, {
+    name: hidden(name),
+    stack: hidden(stack !== '' ? stack : `${name}: ${message}`),
+    // pino's serializer names an error's type after its constructor, unless that is no function: then after its name.
+    constructor: hidden(undefined),
+  });
+  return logged;
+}
+
+/** Fields as the default logger writes them: an `Error` under `err` as pino's serializer shows one. */
+function serializable(fields: object): object {
+  const err = (fields as { err?: unknown }).err;
+  if (!(err instanceof Error)) return fields;
+  const code = (err as { code?: unknown }).code;
+  return { ...fields, err: { type: err.name, message: err.message, stack: err.stack, ...(code ? { code } : {}) } };
 }

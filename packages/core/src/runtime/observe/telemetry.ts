@@ -1,6 +1,6 @@
 import type { HistoryEntry, Reason, RunStatus } from '../../machine/run-types.js';
 import { isThenable } from '../../util/thenable.js';
-import { errorFields, type Logger } from './logger.js';
+import { type Logger, logError } from './logger.js';
 
 /** A structured lifecycle event given to `telemetry.sink`: one per transition and one per callback delivery. */
 export type TelemetryEvent =
@@ -113,7 +113,7 @@ export function emitTelemetry(
 }
 
 function sinkFailed(log: Logger, event: TelemetryEvent, error: unknown): void {
-  log.warn({ event: event.type, runId: event.runId, err: errorFields(error) }, 'telemetry sink failed');
+  log.warn({ event: event.type, runId: event.runId, err: logError(error) }, 'telemetry sink failed');
 }
 
 /** Calls a tracer hook, logging (and otherwise ignoring) a throw: tracing never changes what the runtime does. */
@@ -121,7 +121,7 @@ export function traced<T>(log: Logger, hook: string, call: () => T | null): T | 
   try {
     return call();
   } catch (error) {
-    log.warn({ hook, err: errorFields(error) }, 'telemetry tracer failed');
+    log.warn({ hook, err: logError(error) }, 'telemetry tracer failed');
     return null;
   }
 }

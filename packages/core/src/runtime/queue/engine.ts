@@ -3,7 +3,7 @@ import type { RunError } from '../../machine/run-types.js';
 import type { RunWrite, Store } from '../../store/contract.js';
 import type { Json } from '../../util/json.js';
 import { KeyTable } from '../../util/key-table.js';
-import { errorFields, type Logger } from '../observe/logger.js';
+import { errorFields, type Logger, logError, logStoredError } from '../observe/logger.js';
 import { emitTelemetry, type TelemetryEvent } from '../observe/telemetry.js';
 import { Tracing } from '../observe/tracing.js';
 import type { ResolvedDefinition } from '../task/definition.js';
@@ -185,7 +185,7 @@ export class Engine {
     this.commitFailure = error;
     const err = errorFields(error);
     this.log.error(
-      { loop: 'commits', runId, code: err.code, err },
+      { loop: 'commits', runId, code: err.code, err: logError(error) },
       'page commit failed in the store; the lease will recover the run',
     );
   }
@@ -230,7 +230,7 @@ export class Engine {
         version: run.taskVersion,
         reason: entry.reason,
         code: run.error?.code,
-        err: run.error === null ? undefined : { name: run.error.name, message: run.error.message },
+        err: run.error === null ? undefined : logStoredError(run.error),
         ...payload,
       },
       'run failed',

@@ -1,0 +1,118 @@
+// `@docket/core/conformance`: the store conformance suite, for authors of stores. It declares vitest tests, so vitest
+// is this entry's peer; an application's tests want `@docket/core/testing`, which needs no test runner.
+import { describe, expect, it } from 'vitest';
+import type { StoreVerbName } from '../store/bind-verbs.js';
+import { batchingSuite } from './batching.js';
+import { budgetsSuite } from './budgets.js';
+import { bulkStartsSuite } from './bulk-starts.js';
+import { callbacksSuite } from './callbacks.js';
+import { checksSuite } from './checks.js';
+import { claimsSuite } from './claims.js';
+import { deadlinesSuite } from './deadlines.js';
+import type { HarnessFactory } from './harness.js';
+import { historySuite } from './history.js';
+import { idempotencySuite } from './idempotency.js';
+import { leasesSuite } from './leases.js';
+import { operatorSuite } from './operator.js';
+import { retentionSuite } from './retention.js';
+import { retriesSuite } from './retries.js';
+import { rollbackSuite } from './rollback.js';
+import { schedulesSuite } from './schedules.js';
+import { shutdownSuite } from './shutdown.js';
+import { statsSuite } from './stats.js';
+import { taskRunSuite } from './task-run.js';
+import { transitionsSuite } from './transitions.js';
+import { triggersSuite } from './triggers.js';
+import { recordingVerbs } from './verb-coverage.js';
+
+export { type ConformanceHarness, type HarnessFactory, openQueue, type TestQueueOptions } from './harness.js';
+export { checkSlotRuns, expectOneRunPerSecond, type ScheduleTrial, type SlotRunsReport } from './schedule-check.js';
+export { expectSchemaMatchesCodec, type SchemaColumns, schemaCodecSuite } from './schema-codec.js';
+export { recordingVerbs, uncoveredVerbs } from './verb-coverage.js';
+
+/** Options of `runStoreConformance`. */
+export interface ConformanceOptions {
+  /** Areas to leave out, only for a store that documents why it cannot offer them. */
+  skipAreas?: ConformanceArea[];
+}
+
+/** The areas the conformance suite covers, one file each. */
+export type ConformanceArea =
+  | 'idempotency'
+  | 'claims'
+  | 'transitions'
+  | 'batching'
+  | 'leases'
+  | 'rollback'
+  | 'history'
+  | 'budgets'
+  | 'shutdown'
+  | 'triggers'
+  | 'checks'
+  | 'deadlines'
+  | 'taskRun'
+  | 'callbacks'
+  | 'operator'
+  | 'retention'
+  | 'retries'
+  | 'bulkStarts'
+  | 'schedules'
+  | 'stats';
+
+/** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
+export interface AreaSuite {
+  /** Declares the area's tests for one store. */
+  suite: <Tx>(factory: HarnessFactory<Tx>) => void;
+  /** The store verbs the area covers. */
+  verbs: readonly StoreVerbName[];
+}
+
+const AREAS: Record<ConformanceArea, AreaSuite> = {
+  idempotency: { suite: idempotencySuite, verbs: ['registerDefinition', 'createRun', 'getRun'] },
+  claims: { suite: claimsSuite, verbs: ['claimDue', 'nextDueAt', 'transact'] },
+  transitions: { suite: transitionsSuite, verbs: ['transact', 'getRun', 'getHistory'] },
+  batching: { suite: batchingSuite, verbs: ['transact', 'claimDue'] },
+  leases: { suite: leasesSuite, verbs: ['recoverExpired', 'transact', 'runCommand'] },
+  rollback: { suite: rollbackSuite, verbs: ['transact'] },
+  history: { suite: historySuite, verbs: ['getHistory'] },
+  budgets: { suite: budgetsSuite, verbs: ['transact'] },
+  shutdown: { suite: shutdownSuite, verbs: ['claimDue', 'transact'] },
+  triggers: { suite: triggersSuite, verbs: ['transact', 'getRun'] },
+  checks: { suite: checksSuite, verbs: ['transact'] },
+  deadlines: { suite: deadlinesSuite, verbs: ['claimDue', 'transact'] },
+  taskRun: { suite: taskRunSuite, verbs: ['transact', 'runCommand'] },
+  callbacks: {
+    suite: callbacksSuite,
+    verbs: ['claimCallbackEvents', 'transactCallbackEvent', 'listCallbackEvents', 'runCommand', 'callbackCounts'],
+  },
+  operator: { suite: operatorSuite, verbs: ['runCommand', 'listRuns', 'callbackCountsOf'] },
+  retention: { suite: retentionSuite, verbs: ['collect'] },
+  retries: { suite: retriesSuite, verbs: ['claimCallbackEvents', 'transactCallbackEvent', 'transact'] },
+  bulkStarts: { suite: bulkStartsSuite, verbs: ['createRuns', 'listRuns', 'callbackCountsOf'] },
+  schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
+  stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
+};
+
+/** The conformance areas and the store verbs each covers. */
+export const CONFORMANCE_AREAS: Readonly<Record<ConformanceArea, AreaSuite>> = AREAS;
+
+/**
+ * Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. After each
+ * area, a test checks that the area called every store verb it says it covers.
+ */
+export function runStoreConformance<Tx>(
+  name: string,
+  factory: HarnessFactory<Tx>,
+  options: ConformanceOptions = {},
+): void {
+  describe(`store conformance: ${name}`, () => {
+    for (const [area, { suite, verbs }] of Object.entries(AREAS) as [ConformanceArea, AreaSuite][]) {
+      if (options.skipAreas?.includes(area)) continue;
+      const called = new Set<StoreVerbName>();
+      suite(recordingVerbs(factory, called));
+      it(`${area}: calls every store verb it covers`, () => {
+        expect(verbs.filter((verb) => !called.has(verb))).toEqual([]);
+      });
+    }
+  });
+}
