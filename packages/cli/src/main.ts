@@ -10,6 +10,7 @@ import { runsCommand } from './runs-command.js';
 import { schedulesCommand } from './schedules-command.js';
 import { statsCommand } from './stats-command.js';
 import { openCommandStore } from './stores.js';
+import { closest } from './suggest.js';
 import { COMMAND_USAGE, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
@@ -146,6 +147,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/** The largest page the operator API lists (`runs.list`, `deadLetters.list`, `schedules.list`). */
+const LIST_LIMIT_MAX = 200;
+
 /** The flags and arguments of a command after its usage was checked. */
 interface CheckedUsage {
   args: string[];
@@ -158,7 +162,10 @@ interface CheckedUsage {
 function checkUsage(command: string, values: Values, positionals: string[]): CheckedUsage {
   const allowed = ALLOWED[command];
   if (!allowed) {
-    const unknown = `unknown command: ${positionals.join(' ')}${endOfOptionsHint(positionals)}`;
+    const given = positionals.slice(0, 2).join(' ');
+    const near = closest(given, Object.keys(ALLOWED)) ?? closest(positionals[0] ?? '', Object.keys(ALLOWED));
+    const suggestion = near === null ? '' : ` (did you mean "docket ${near}"?)`;
+    const unknown = `unknown command: ${positionals.join(' ')}${suggestion}${endOfOptionsHint(positionals)}`;
     throw new UsageError(positionals.length === 0 ? 'name a command' : unknown);
   }
   for (const [flag, value] of Object.entries(values)) {
@@ -180,6 +187,9 @@ function checkUsage(command: string, values: Values, positionals: string[]): Che
     throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
   }
   const limit = integer(values.limit, '--limit');
+  if (limit !== undefined && (limit < 1 || limit > LIST_LIMIT_MAX)) {
+    throw new UsageError(`--limit takes 1 to ${LIST_LIMIT_MAX}`);
+  }
   const port = integer(values.port, '--port');
   if (port !== undefined && port > 65_535) throw new UsageError('--port takes 0 to 65535');
   if (values.host !== undefined && values.host.trim() === '') {
