@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up for a fresh machine: pnpm 12.4.2 when missing, then the dependencies. Where no prebuilt better-sqlite3 can be
 # downloaded, node-gyp compiles it and must find Node's headers; pnpm 12 does not pass npm's nodedir through, so it is
-# exported here when the headers are installed (README: Building better-sqlite3).
+# exported here when the headers are installed (docs/contributing.md: Building better-sqlite3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${npm_config_nodedir:-}" ] && [ -d /usr/include/node ]; then export npm_config_nodedir=/usr; fi
