@@ -7,7 +7,6 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -16,18 +15,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packAll, repo } from './pack.mjs';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
-const PUBLIC = ['core', 'store-sqlite', 'store-postgres', 'provider-http', 'otel', 'dashboard', 'cli'].filter(
-  (name) => {
-    try {
-      return !JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')).private;
-    } catch {
-      return false;
-    }
-  },
-);
 const work = mkdtempSync(join(tmpdir(), 'docket-package-check-'));
 const tarballs = join(work, 'tarballs');
 const consumer = join(work, 'consumer');
@@ -62,16 +51,9 @@ step('build', () => {
   run('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], { cwd: repo });
 });
 
-const packed = {};
+let packed = {};
 step('pack', () => {
-  for (const name of PUBLIC) {
-    const dir = join(repo, 'packages', name);
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir });
-    const file = readdirSync(tarballs).find((f) => f.startsWith(manifest.name.replace('@', '').replace('/', '-')));
-    if (!file) throw new Error(`no tarball for ${manifest.name}`);
-    packed[manifest.name] = join(tarballs, file);
-  }
+  packed = packAll(tarballs);
   return packed;
 });
 

@@ -1,0 +1,117 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+// Under the examples package, whose node_modules hold every @docket package: the blocks import them by name.
+const WORK = fileURLToPath(new URL('../.doc-blocks/', import.meta.url));
+const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+/** What marks a block that is not a whole program: `<!-- fragment: why -->` on a line of its own just before it. */
+const FRAGMENT = /^<!-- fragment: .+ -->$/;
+
+interface Block {
+  /** Where it is: the file, relative to the repository, and the line of its opening fence. */
+  where: string;
+  code: string;
+  fragment: boolean;
+}
+
+/** The markdown files users read: the READMEs and docs/. */
+function documents(): string[] {
+  const packages = readdirSync(join(ROOT, 'packages')).map((name) => join(ROOT, 'packages', name, 'README.md'));
+  const docs = readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(ROOT, 'docs', name));
+  return [join(ROOT, 'README.md'), ...packages, ...docs].filter((file) => {
+    try {
+      readFileSync(file);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Every TypeScript block of `file`, with whether a fragment marker stands before it. */
+function blocksOf(file: string): Block[] {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '```ts' && lines[i] !== '```typescript') continue;
+    const end = lines.indexOf('```', i + 1);
+    const before = lines.slice(Math.max(0, i - 2), i).map((line) => line.trim());
+    blocks.push({
+      where: `${relative(ROOT, file)}:${i + 1}`,
+      code: lines.slice(i + 1, end).join('\n'),
+      fragment: before.some((line) => FRAGMENT.test(line)),
+    });
+    i = end;
+  }
+  return blocks;
+}
+
+const blocks = documents().flatMap(blocksOf);
+const programs = blocks.filter((block) => !block.fragment);
+const dirOf = (block: Block) => join(WORK, block.where.replace(/[^A-Za-z0-9]+/g, '-'));
+
+describe('the TypeScript blocks of the READMEs and docs run as written', () => {
+  beforeAll(() => {
+    rmSync(WORK, { recursive: true, force: true });
+    for (const block of programs) {
+      mkdirSync(dirOf(block), { recursive: true });
+      writeFileSync(join(dirOf(block), 'main.ts'), `${block.code}\n`);
+    }
+    writeFileSync(
+      join(WORK, 'tsconfig.json'),
+      JSON.stringify({
+        extends: '../../../tooling/config/tsconfig.base.json',
+        // Third-party declarations (drizzle-orm's) are not the docs' concern: the package experiment checks Docket's
+        // own with skipLibCheck off.
+        compilerOptions: { noEmit: true, declaration: false, skipLibCheck: true, rootDir: '.' },
+        include: ['**/main.ts'],
+      }),
+    );
+  });
+
+  it('finds the blocks, and every one is a program or says it is a fragment', () => {
+    expect(programs.length).toBeGreaterThanOrEqual(6);
+    // The first block of a package README is what a user copies first: it must be a whole program.
+    const firsts = new Map<string, Block>();
+    for (const block of blocks) {
+      const file = block.where.split(':')[0] as string;
+      if (file.startsWith('packages/') && !firsts.has(file)) firsts.set(file, block);
+    }
+    expect([...firsts.values()].filter((block) => block.fragment).map((block) => block.where)).toEqual([]);
+  });
+
+  it('every program type-checks, strict, against the packages as an application imports them', () => {
+    const tsc = spawnSync(process.execPath, [TSC, '-p', join(WORK, 'tsconfig.json')], { encoding: 'utf8' });
+    expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
+    expect(tsc.status).toBe(0);
+  }, 120_000);
+
+  it.each(programs.map((block) => [block.where, block] as const))('%s runs and exits 0', (_where, block) => {
+    const needsServer = block.code.includes('process.env.DATABASE_URL');
+    const url = process.env.DOCKET_TEST_DATABASE_URL;
+    if (needsServer && url === undefined) return; // Without the server, the block is type-checked only (above).
+    const source = ts.transpileModule(block.code, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    writeFileSync(join(dirOf(block), 'main.mjs'), source);
+    const run = spawnSync(process.execPath, ['main.mjs'], {
+      cwd: dirOf(block),
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? '', ...(needsServer ? { DATABASE_URL: url } : {}) },
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    // A block that says what it prints (`console.log(...); // success 3`) prints that.
+    const promised = [...block.code.matchAll(/console\.log\(.*\); \/\/ (.+)$/gm)].map((match) => match[1]);
+    const printed = run.stdout.trim().split('\n');
+    for (const line of promised) expect(printed).toContain(line);
+  });
+});
