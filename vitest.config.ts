@@ -9,6 +9,7 @@ export default defineConfig({
     // Tests run against the sources of sibling packages, so a stale dist/ never hides a change.
     alias: [
       { find: /^@docket\/core\/testing$/, replacement: src('core/src/testing/index.ts') },
+      { find: /^@docket\/core\/conformance$/, replacement: src('core/src/testing/conformance.ts') },
       { find: /^@docket\/core\/store$/, replacement: src('core/src/store/index.ts') },
       { find: /^@docket\/core$/, replacement: src('core/src/index.ts') },
       { find: /^@docket\/store-sqlite$/, replacement: src('store-sqlite/src/index.ts') },
@@ -31,6 +32,9 @@ export default defineConfig({
     },
     globalSetup: ['./tooling/config/vitest-global-setup.ts'],
     reporters: ['default', new PlainCountReporter()],
+    // The default logger of every queue the tests make (and of the processes they spawn) writes nothing: a test that
+    // provokes a failure asserts on it, not on stderr. Tests of the logger pass their own.
+    env: { DOCKET_LOG_LEVEL: 'silent' },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

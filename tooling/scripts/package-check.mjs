@@ -13,8 +13,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { blocksOf, documents, needsServer, promisedLines } from './doc-blocks.mjs';
 import { packAll, repo } from './pack.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'docket-package-check-'));
@@ -201,6 +203,28 @@ step('import each package in a fresh process: nothing printed, exits at once', (
     results[specifier] = `${Date.now() - started} ms`;
   }
   return results;
+});
+
+step('run every whole program of the READMEs and docs from the installed packages, as written', () => {
+  // What a user copies: the core quick start, the SQLite example, the getting-started guide and the rest, each in a
+  // directory of its own in the consumer, transpiled by the consumer's TypeScript and run there.
+  const ts = createRequire(join(consumer, 'package.json'))('typescript');
+  const ran = {};
+  for (const block of documents(repo).flatMap((file) => blocksOf(file, repo))) {
+    if (block.fragment || needsServer(block)) continue;
+    const dir = join(consumer, 'docs-blocks', block.where.replace(/[^A-Za-z0-9]+/g, '-'));
+    mkdirSync(dir, { recursive: true });
+    const js = ts.transpileModule(block.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: 99 } });
+    writeFileSync(join(dir, 'main.mjs'), js.outputText);
+    const child = spawnSync(process.execPath, ['main.mjs'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    if (child.status !== 0) throw new Error(`${block.where} exited ${child.status}: ${child.stderr}`);
+    const printed = child.stdout.trim().split('\n');
+    const missing = promisedLines(block).filter((line) => !printed.includes(line));
+    if (missing.length > 0) throw new Error(`${block.where} did not print ${JSON.stringify(missing)}`);
+    ran[block.where] = 'ok';
+  }
+  if (Object.keys(ran).length < 5) throw new Error(`only ${Object.keys(ran).length} programs found in the docs`);
+  return ran;
 });
 
 step('run the tracking flow from the installed packages', () => {

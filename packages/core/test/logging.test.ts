@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DocketError, type Logger, NonRetryableError, type Queue, type Store } from '../src/index.js';
+import { defaultLogger } from '../src/runtime/observe/logger.js';
 import { planClaim } from '../src/store/index.js';
 import { manualClock, memoryStore, waitFor, waitForStatus } from '../src/testing/index.js';
 
@@ -46,6 +47,7 @@ const open: Queue[] = [];
 afterEach(async () => {
   for (const queue of open.splice(0)) await queue.close();
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
 /** A ready queue of one task `t@1` (tracked for closing after the test). */
@@ -209,6 +211,8 @@ describe('the logger', () => {
   });
 
   it('writes warnings as JSON lines on stderr by default, and nothing with logger: false', async () => {
+    // The suite silences the default logger (vitest.config.ts); this test is of the default as a user gets it.
+    vi.stubEnv('DOCKET_LOG_LEVEL', '');
     const written: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
       written.push(String(chunk));
@@ -248,3 +252,25 @@ describe('the logger', () => {
 function logged(log: { lines: Line[] }, loop: string): boolean {
   return log.lines.some((line) => line.message === `${loop} loop failed`);
 }
+
+describe('the default logger', () => {
+  it('DOCKET_LOG_LEVEL sets its level; silent writes nothing; anything else is warn', () => {
+    const writes: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => {
+      writes.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      defaultLogger('silent').error({}, 'not written');
+      defaultLogger('error').warn({}, 'below error');
+      defaultLogger('error').error({}, 'at error');
+      defaultLogger('nonsense').info({}, 'below warn');
+      defaultLogger('nonsense').warn({}, 'at warn');
+      defaultLogger('debug').debug({}, 'at debug');
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(writes.map((line) => JSON.parse(line).msg)).toEqual(['at error', 'at warn', 'at debug']);
+  });
+});

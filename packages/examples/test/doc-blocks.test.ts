@@ -1,18 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error Plain JavaScript, shared with the package experiment.
+import { blocksOf, documents, needsServer, promisedLines } from '../../../tooling/scripts/doc-blocks.mjs';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Under the examples package, whose node_modules hold every @docket package: the blocks import them by name.
 const WORK = fileURLToPath(new URL('../.doc-blocks/', import.meta.url));
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-/** What marks a block that is not a whole program: `<!-- fragment: why -->` on a line of its own just before it. */
-const FRAGMENT = /^<!-- fragment: .+ -->$/;
-
 interface Block {
   /** Where it is: the file, relative to the repository, and the line of its opening fence. */
   where: string;
@@ -20,41 +19,7 @@ interface Block {
   fragment: boolean;
 }
 
-/** The markdown files users read: the READMEs and docs/. */
-function documents(): string[] {
-  const packages = readdirSync(join(ROOT, 'packages')).map((name) => join(ROOT, 'packages', name, 'README.md'));
-  const docs = readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => join(ROOT, 'docs', name));
-  return [join(ROOT, 'README.md'), ...packages, ...docs].filter((file) => {
-    try {
-      readFileSync(file);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Every TypeScript block of `file`, with whether a fragment marker stands before it. */
-function blocksOf(file: string): Block[] {
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const blocks: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```ts' && lines[i] !== '```typescript') continue;
-    const end = lines.indexOf('```', i + 1);
-    const before = lines.slice(Math.max(0, i - 2), i).map((line) => line.trim());
-    blocks.push({
-      where: `${relative(ROOT, file)}:${i + 1}`,
-      code: lines.slice(i + 1, end).join('\n'),
-      fragment: before.some((line) => FRAGMENT.test(line)),
-    });
-    i = end;
-  }
-  return blocks;
-}
-
-const blocks = documents().flatMap(blocksOf);
+const blocks: Block[] = documents(ROOT).flatMap((file: string) => blocksOf(file, ROOT));
 const programs = blocks.filter((block) => !block.fragment);
 const dirOf = (block: Block) => join(WORK, block.where.replace(/[^A-Za-z0-9]+/g, '-'));
 
@@ -95,9 +60,9 @@ describe('the TypeScript blocks of the READMEs and docs run as written', () => {
   }, 120_000);
 
   it.each(programs.map((block) => [block.where, block] as const))('%s runs and exits 0', (_where, block) => {
-    const needsServer = block.code.includes('process.env.DATABASE_URL');
+    const server = needsServer(block);
     const url = process.env.DOCKET_TEST_DATABASE_URL;
-    if (needsServer && url === undefined) return; // Without the server, the block is type-checked only (above).
+    if (server && url === undefined) return; // Without the server, the block is type-checked only (above).
     const source = ts.transpileModule(block.code, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     }).outputText;
@@ -106,11 +71,11 @@ describe('the TypeScript blocks of the READMEs and docs run as written', () => {
       cwd: dirOf(block),
       encoding: 'utf8',
       timeout: 60_000,
-      env: { PATH: process.env.PATH ?? '', ...(needsServer ? { DATABASE_URL: url } : {}) },
+      env: { PATH: process.env.PATH ?? '', ...(server ? { DATABASE_URL: url } : {}) },
     });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
     // A block that says what it prints (`console.log(...); // success 3`) prints that.
-    const promised = [...block.code.matchAll(/console\.log\(.*\); \/\/ (.+)$/gm)].map((match) => match[1]);
+    const promised: string[] = promisedLines(block);
     const printed = run.stdout.trim().split('\n');
     for (const line of promised) expect(printed).toContain(line);
   });

@@ -44,6 +44,15 @@ export function stderrLogger(minimum: LogLevel = 'warn'): Logger {
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
+/**
+ * The logger of a queue given none: `stderrLogger` at the level `DOCKET_LOG_LEVEL` names (`debug`, `info`, `warn`,
+ * `error`), or nothing with `silent`; `warn` when it is unset or names no level.
+ */
+export function defaultLogger(level = process.env.DOCKET_LOG_LEVEL): Logger {
+  if (level === 'silent') return SILENT_LOGGER;
+  return stderrLogger(level !== undefined && level in LEVEL_NUMBERS ? (level as LogLevel) : 'warn');
+}
+
 /** The logger of `logger: false`: writes nothing. */
 export const SILENT_LOGGER: Logger = Object.freeze({
   debug: () => undefined,

@@ -3,7 +3,7 @@ import type { CallbackPolicy, RetryPolicy } from '../../machine/run-types.js';
 import type { Store } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
 import { cleanText, formatIssues, nameSchema, strictObject } from '../../util/validation.js';
-import { guardLogger, isLogger, type Logger, SILENT_LOGGER, stderrLogger } from '../observe/logger.js';
+import { defaultLogger, guardLogger, isLogger, type Logger, SILENT_LOGGER } from '../observe/logger.js';
 import type { TelemetryEvent, Tracer } from '../observe/telemetry.js';
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -232,7 +232,7 @@ export function resolveQueueOptions(input: unknown): ResolvedQueueOptions {
     },
     clock: o.clock ?? { now: () => Date.now() },
     telemetry: { sink: o.telemetry?.sink ?? null, tracer: o.telemetry?.tracer ?? null },
-    logger: o.logger === false ? SILENT_LOGGER : guardLogger(o.logger ?? stderrLogger()),
+    logger: o.logger === false ? SILENT_LOGGER : guardLogger(o.logger ?? defaultLogger()),
     logPayloads: o.logPayloads ?? false,
   };
 }
