@@ -8,10 +8,13 @@ describe('a telemetry sink that fails', () => {
   afterEach(() => {
     process.off('unhandledRejection', onUnhandled);
     vi.restoreAllMocks();
+    vi.unstubAllEnvs();
   });
 
   it('never crashes the process when it returns a rejected promise, and says so on stderr', async () => {
     process.on('unhandledRejection', onUnhandled);
+    // The suite silences the default logger (vitest.config.ts); this test reads it as a user gets it.
+    vi.stubEnv('DOCKET_LOG_LEVEL', '');
     const written: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
       written.push(String(chunk));
