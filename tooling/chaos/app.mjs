@@ -81,3 +81,28 @@ export async function produce(queue, tasks, { runs, pages, gates }, onProgress =
     await persist(() => queue.events.deliver(runId, { id: `go:${i}`, type: 'chaos.go', payload: { i } }));
   }
 }
+
+/**
+ * The body of a chaos process: with `counts` (`[runs, pages, gates]`), the producer (starts the trial's runs and
+ * events, prints `started <n>` as it goes and `produced` at the end, then exits); without, a worker (prints `ready`,
+ * and on SIGTERM closes the queue, prints `closed <ms>` and exits).
+ */
+export async function runChaosProcess(queue, tasks, counts) {
+  if (counts !== undefined) {
+    const [runs, pages, gates] = counts.map(Number);
+    await produce(queue, tasks, { runs, pages, gates }, (n) => process.stdout.write(`started ${n}\n`));
+    await queue.close();
+    process.stdout.write('produced\n');
+    process.exit(0);
+  }
+  const readied = queue.ready();
+  process.on('SIGTERM', async () => {
+    await readied.catch(() => undefined);
+    const started = Date.now();
+    await queue.close();
+    process.stdout.write(`closed ${Date.now() - started}\n`);
+    process.exit(0);
+  });
+  await readied;
+  process.stdout.write('ready\n');
+}

@@ -49,13 +49,13 @@ export function statementRefused(error: unknown): boolean {
 /**
  * Whether an error means the connection, not the statement, failed: a connection SQLSTATE, or node-postgres's own
  * words for a dead client ("Connection terminated", "Client has encountered a connection error and is not
- * queryable", a pool that found no connection in time, a reset socket).
+ * queryable", a pool that found no connection in time, a statement with no answer in time, a reset socket).
  */
 export function connectionLost(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) return CONNECTION_LOST.test(state);
   const text = `${(error as Error)?.message ?? ''} ${(error as { cause?: Error })?.cause?.message ?? ''}`;
-  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket|closed/i.test(
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Query read timeout|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket|closed/i.test(
     text,
   );
 }

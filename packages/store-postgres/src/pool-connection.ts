@@ -8,6 +8,9 @@ import type { Send } from './wire/session.js';
 /** How long a pool this store made waits for a connection before the call fails as a connection loss. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 
+/** How long a pool this store made waits for a statement's answer (the client side's `query_timeout`). */
+export const STATEMENT_TIMEOUT_MS = 60_000;
+
 /** Connects as the options say: PGlite in-process, or a `pg` pool (the application's, or one made here). */
 export async function connect(options: PostgresStoreOptions): Promise<PostgresConnection> {
   if (options.pglite) {
@@ -26,10 +29,13 @@ export async function connect(options: PostgresStoreOptions): Promise<PostgresCo
     (options.pool as unknown as Pool | undefined) ??
     new pg.default.Pool({
       connectionString: options.connectionString as string,
-      // Bounded waits: a checkout that finds no connection in 10 s fails (a store failure, retried by the loops),
-      // and TCP keepalive notices a server that went away without closing the socket.
+      // Bounded waits: a checkout that finds no connection in 10 s fails, a statement with no answer in 60 s fails
+      // (both store failures: no attempt consumed; the client that timed out is discarded), and TCP keepalive
+      // notices a server that went away without closing the socket.
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: STATEMENT_TIMEOUT_MS,
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       ...('poolConfig' in options ? options.poolConfig : {}),
     });
   if (owned) {

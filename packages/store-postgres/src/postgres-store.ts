@@ -79,26 +79,43 @@ export function createPostgresStore(
       createRuns,
       transactSchedule,
       dueSchedules,
-      listSchedules,
-      getRun,
-      getHistory,
-      callbackCounts,
-      runStats,
-      callbackCountsOf,
-      settledPerMinute,
+      listSchedules: read('store.listSchedules', listSchedules),
+      getRun: read('store.getRun', getRun),
+      getHistory: read('store.getHistory', getHistory),
+      callbackCounts: read('store.callbackCounts', callbackCounts),
+      runStats: read('store.runStats', runStats),
+      callbackCountsOf: read('store.callbackCountsOf', callbackCountsOf),
+      settledPerMinute: read('store.settledPerMinute', settledPerMinute),
       transact: (c, namespace, runId, plan, options) => transact(c, transactGrouped, namespace, runId, plan, options),
       claimDue: (c, request) => selectAndApply(c, request, false),
       recoverExpired: (c, request) => selectAndApply(c, { ...request, tasks: [] }, true),
-      nextDueAt,
+      nextDueAt: read('store.nextDueAt', nextDueAt),
       claimCallbackEvents,
       transactCallbackEvent,
-      listCallbackEvents,
-      listRuns,
+      listCallbackEvents: read('store.listCallbackEvents', listCallbackEvents),
+      listRuns: read('store.listRuns', listRuns),
       runCommand,
       collect,
     }),
     subscribe: (listener, log) => subscribe(ctx, listener, log),
     healthReasons: () => (ctx.listenLost === null ? [] : [ctx.listenLost]),
+  };
+}
+
+/**
+ * A read verb whose driver errors come out as `DocketError`s: a lost connection (or a statement the server did not
+ * answer in time) is `CONNECTION_UNAVAILABLE`, anything else of the driver `STORAGE_FAILURE`.
+ */
+function read<A extends unknown[], R>(
+  operation: string,
+  verb: (ctx: PgContext, ...args: A) => Promise<R>,
+): (ctx: PgContext, ...args: A) => Promise<R> {
+  return async (ctx, ...args) => {
+    try {
+      return await verb(ctx, ...args);
+    } catch (error) {
+      throw classify(error, new OutcomeTracker(), operation, {});
+    }
   };
 }
 
