@@ -88,9 +88,14 @@ export async function produce(queue, tasks, { runs, pages, gates }, onProgress =
  * and on SIGTERM closes the queue, prints `closed <ms>` and exits).
  */
 export async function runChaosProcess(queue, tasks, counts) {
+  // A start-up that meets a killed connection exits quietly with 3: the trial starts another process in its place.
+  const orExit = (error) => {
+    if (error?.code !== 'CONNECTION_UNAVAILABLE' && error?.code !== 'QUEUE_FAILED') throw error;
+    process.exit(3);
+  };
   if (counts !== undefined) {
     const [runs, pages, gates] = counts.map(Number);
-    await produce(queue, tasks, { runs, pages, gates }, (n) => process.stdout.write(`started ${n}\n`));
+    await produce(queue, tasks, { runs, pages, gates }, (n) => process.stdout.write(`started ${n}\n`)).catch(orExit);
     await queue.close();
     process.stdout.write('produced\n');
     process.exit(0);
@@ -103,6 +108,6 @@ export async function runChaosProcess(queue, tasks, counts) {
     process.stdout.write(`closed ${Date.now() - started}\n`);
     process.exit(0);
   });
-  await readied;
+  await readied.catch(orExit);
   process.stdout.write('ready\n');
 }

@@ -50,6 +50,7 @@ describe('one write the server refuses in a batch of PostgreSQL writes', () => {
 
   it('fails only its own settle: the runs settled in the same batch finish', async () => {
     const schema = freshSchema();
+    const errors: { fields: { runId?: string }; message: string }[] = [];
     const queue = createQueue({
       store: postgresStore(db.options(schema)),
       protocol: { pollMs: 10 },
@@ -57,8 +58,8 @@ describe('one write the server refuses in a batch of PostgreSQL writes', () => {
       logger: {
         debug() {},
         info() {},
-        warn: (f: object, m: string) => console.log('W', m, JSON.stringify(f).slice(0, 300)),
-        error: (f: object, m: string) => console.log('E', m, JSON.stringify(f).slice(0, 400)),
+        warn() {},
+        error: (fields: object, message: string) => errors.push({ fields, message }),
       },
     });
     const task = queue.define<string>({ name: 'settled', version: '1' }, { execute: (ctx) => ctx.end() });
@@ -75,6 +76,9 @@ describe('one write the server refuses in a batch of PostgreSQL writes', () => {
       const poisoned = await task.get(started[5]?.runId as string);
       expect(['pending', 'running']).toContain(poisoned?.status);
       expect(poisoned?.businessFailures).toBe(0);
+      // Its refusals were logged as the store failures they are (members of a rolled-back batch are logged too).
+      const commitFailures = errors.filter((e) => e.message.startsWith('page commit failed in the store'));
+      expect(commitFailures.map((e) => e.fields.runId)).toContain(started[5]?.runId);
     } finally {
       await queue.close();
       await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
