@@ -11,7 +11,7 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/process.mjs', import.meta.url)
 
 // Several processes need a real server; .ci/run provides one (DOCKET_TEST_DATABASE_URL).
 describe.runIf(DATABASE_URL)('a schedule fired by four processes on one PostgreSQL schema', () => {
-  it('makes exactly one run per one-second slot for 30 s: none early, none missing', async () => {
+  it('makes exactly one run per one-second slot for 12 s: none early, none missing', async () => {
     const url = DATABASE_URL as string;
     const schema = freshSchema();
     const queue = createQueue({
@@ -26,7 +26,7 @@ describe.runIf(DATABASE_URL)('a schedule fired by four processes on one PostgreS
         queue,
         task,
         processes: 4,
-        seconds: 30,
+        seconds: 12,
         spawnTicker: (i) =>
           spawn(process.execPath, [FIXTURE, 'ticker', url, schema, `t${i}`], { stdio: ['ignore', 'pipe', 'inherit'] }),
       });

@@ -13,7 +13,7 @@ describe('a schedule fired by four processes on one SQLite file', () => {
   let tmp: ReturnType<typeof tempDir> | undefined;
   afterEach(() => tmp?.remove());
 
-  it('makes exactly one run per one-second slot for 30 s: none early, none missing', async () => {
+  it('makes exactly one run per one-second slot for 12 s: none early, none missing', async () => {
     tmp = tempDir();
     const filename = join(tmp.dir, 'ticks.sqlite');
     const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
@@ -24,7 +24,7 @@ describe('a schedule fired by four processes on one SQLite file', () => {
         queue,
         task,
         processes: 4,
-        seconds: 30,
+        seconds: 12,
         spawnTicker: (i) =>
           spawn(process.execPath, [FIXTURE, 'ticker', filename, `t${i}`], { stdio: ['ignore', 'pipe', 'inherit'] }),
       });
