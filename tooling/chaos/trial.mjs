@@ -29,11 +29,14 @@ function workerPool(spawnWorker, count) {
   let next = 0;
   let closing = false;
   let restarts = 0;
+  let crashes = 0;
   const start = () => {
     const child = spawnWorker(`chaos-${next++}`);
     live.add(child);
-    child.on('exit', () => {
+    child.on('exit', (code, signal) => {
       if (!live.delete(child) || closing) return;
+      // Exit 3: its start-up met a killed connection and said so with a coded error. Anything else is a crash.
+      if (signal === null && code !== 3) crashes++;
       restarts++;
       start();
     });
@@ -43,6 +46,9 @@ function workerPool(spawnWorker, count) {
   return {
     get restarts() {
       return restarts;
+    },
+    get crashes() {
+      return crashes;
     },
     kill() {
       const victim = [...live][Math.floor(Math.random() * live.size)];
@@ -108,7 +114,8 @@ async function produceUnderKills(spawnProducer, kills, runs) {
  * One trial. `one(sql)` answers the number a query selects; `table(name)` names a table (SQLite: as is; PostgreSQL:
  * qualified by the schema); `killOne(workers)` strikes once, answering whether it hit. The figures that must be 0:
  * runs lost, not terminal or failed, pages committed twice, duplicate or missing business rows, attempts consumed,
- * callbacks missing, dead letters, gates not run; `closeMs` must not be `null` (a worker whose close hung).
+ * callbacks missing, dead letters, gates not run, worker crashes (an exit other than a coded start-up failure);
+ * `closeMs` must not be `null` (a worker whose close hung).
  */
 export async function chaosTrial(options) {
   const { runs, pages = 3, gates = 20, workers = 2, kills, producerKills = 2, killEveryMs = 20 } = options;
@@ -162,6 +169,7 @@ export async function chaosTrial(options) {
       kills: killed,
       producerKills: producerKilled,
       workerRestarts: pool.restarts,
+      workerCrashes: pool.crashes,
       stallAfterKillsMs,
       closeMs,
       seconds: Math.round((Date.now() - started) / 100) / 10,
@@ -219,6 +227,7 @@ export function badFigures(figures) {
     'deadLetters',
     'gatesNotRun',
     'tickRunsFailed',
+    'workerCrashes',
   ];
   const bad = zero.filter((key) => figures[key] !== 0);
   if (figures.closeMs === null) bad.push('closeMs');

@@ -73,27 +73,27 @@ export function createPostgresStore(
       await current?.close();
     },
     ...bindVerbs<PgContext, PostgresTransaction>(ctx, {
-      registerDefinition,
+      registerDefinition: classified('store.registerDefinition', registerDefinition),
       createRun: (c, request) =>
         request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
       createRuns,
       transactSchedule,
-      dueSchedules,
-      listSchedules: read('store.listSchedules', listSchedules),
-      getRun: read('store.getRun', getRun),
-      getHistory: read('store.getHistory', getHistory),
-      callbackCounts: read('store.callbackCounts', callbackCounts),
-      runStats: read('store.runStats', runStats),
-      callbackCountsOf: read('store.callbackCountsOf', callbackCountsOf),
-      settledPerMinute: read('store.settledPerMinute', settledPerMinute),
+      dueSchedules: classified('store.dueSchedules', dueSchedules),
+      listSchedules: classified('store.listSchedules', listSchedules),
+      getRun: classified('store.getRun', getRun),
+      getHistory: classified('store.getHistory', getHistory),
+      callbackCounts: classified('store.callbackCounts', callbackCounts),
+      runStats: classified('store.runStats', runStats),
+      callbackCountsOf: classified('store.callbackCountsOf', callbackCountsOf),
+      settledPerMinute: classified('store.settledPerMinute', settledPerMinute),
       transact: (c, namespace, runId, plan, options) => transact(c, transactGrouped, namespace, runId, plan, options),
       claimDue: (c, request) => selectAndApply(c, request, false),
       recoverExpired: (c, request) => selectAndApply(c, { ...request, tasks: [] }, true),
-      nextDueAt: read('store.nextDueAt', nextDueAt),
+      nextDueAt: classified('store.nextDueAt', nextDueAt),
       claimCallbackEvents,
       transactCallbackEvent,
-      listCallbackEvents: read('store.listCallbackEvents', listCallbackEvents),
-      listRuns: read('store.listRuns', listRuns),
+      listCallbackEvents: classified('store.listCallbackEvents', listCallbackEvents),
+      listRuns: classified('store.listRuns', listRuns),
       runCommand,
       collect,
     }),
@@ -103,10 +103,12 @@ export function createPostgresStore(
 }
 
 /**
- * A read verb whose driver errors come out as `DocketError`s: a lost connection (or a statement the server did not
- * answer in time) is `CONNECTION_UNAVAILABLE`, anything else of the driver `STORAGE_FAILURE`.
+ * A verb of one statement (the reads, the definition's registration, the due schedules) whose driver errors come out
+ * as `DocketError`s: a lost connection (or a statement the server did not answer in time) is
+ * `CONNECTION_UNAVAILABLE`, anything else of the driver `STORAGE_FAILURE`. (The verbs that open a transaction map
+ * their errors in `PgContext.inTransaction`.) Registering a definition again is harmless, so its caller may retry.
  */
-function read<A extends unknown[], R>(
+function classified<A extends unknown[], R>(
   operation: string,
   verb: (ctx: PgContext, ...args: A) => Promise<R>,
 ): (ctx: PgContext, ...args: A) => Promise<R> {
