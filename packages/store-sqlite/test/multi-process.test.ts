@@ -90,9 +90,12 @@ describe('several processes on one SQLite file', () => {
   it('4 worker processes run 2,000 runs: every run success once, exactly 2,000 effect rows', async () => {
     const filename = setupFile();
     const task = await producer(filename);
+    // The workers first, all ready, then the runs: a worker that starts a second sooner than the others (a slow
+    // Node start) would otherwise finish all 2,000 runs alone.
+    for (let w = 0; w < 4; w++) children.push(spawnChild(['worker', filename, `w${w}`]));
+    await waitFor(() => children.every((c) => c.lines.includes('ready')), 'every worker to be ready', 60_000);
     const ids: string[] = [];
     for (let i = 0; i < 2000; i++) ids.push((await task.start({ query: { i } })).runId);
-    for (let w = 0; w < 4; w++) children.push(spawnChild(['worker', filename, `w${w}`]));
     const raw = new Database(filename, { readonly: true });
     try {
       await waitFor(
