@@ -22,6 +22,20 @@ export interface QualifiedTables {
   settledMinutes: SQL;
 }
 
+/** The qualified table names of a store's `schema` and its notification channel. */
+export function tablesIn(schema: string): Tables {
+  const name = (table: string) => `"${schema}"."${table}"`;
+  return {
+    runs: name('docket_runs'),
+    history: name('docket_history'),
+    events: name('docket_events'),
+    tasks: name('docket_tasks'),
+    flowGroups: name('docket_flow_groups'),
+    flowClaims: name('docket_flow_claims'),
+    channel: `docket_${schema}`,
+  };
+}
+
 /** What every verb of one PostgreSQL store shares: its tables, its connection, its transactions and fast-path state. */
 export class PgContext {
   /** Why the LISTEN connection is down while it is being reconnected, else `null` (see `subscribe`). */
@@ -47,12 +61,7 @@ export class PgContext {
   ) {
     const name = (table: string) => `"${schema}"."${table}"`;
     this.channel = `docket_${schema}`;
-    this.tables = {
-      runs: name('docket_runs'),
-      history: name('docket_history'),
-      events: name('docket_events'),
-      channel: this.channel,
-    };
+    this.tables = tablesIn(schema);
     this.q = {
       runs: sql.raw(this.tables.runs),
       history: sql.raw(this.tables.history),

@@ -8,7 +8,7 @@ import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from '
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
-import { registerDefinition } from './sql/definitions.js';
+import { listTasks, registerDefinition } from './sql/definitions.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -74,6 +74,7 @@ export function createPostgresStore(
     },
     ...bindVerbs<PgContext, PostgresTransaction>(ctx, {
       registerDefinition: classified('store.registerDefinition', registerDefinition),
+      listTasks: classified('store.listTasks', listTasks),
       createRun: (c, request) =>
         request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
       createRuns,

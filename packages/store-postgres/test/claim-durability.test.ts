@@ -3,6 +3,7 @@ import { waitFor } from '@docket/core/testing';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
 import { plainClaimStatement } from '../src/sql/claim/plain-statement.js';
 import { preparedCall } from '../src/wire/prepared-calls.js';
@@ -35,8 +36,7 @@ describe.runIf(DATABASE_URL)('claims that do not wait for the server to flush', 
 
   /** Whether a message calls the plain-claim statement (its `CLAIMED` is in the statement's text, not its values). */
   const callsPlainClaim = (text: string, schema: string) => {
-    const name = (table: string) => `"${schema}"."${table}"`;
-    const tables = { runs: name('docket_runs'), history: name('docket_history'), events: '', channel: '' };
+    const tables = tablesIn(schema);
     const request = {
       namespace: 'default',
       tasks: [{ name: 'flush', version: '1' }],

@@ -10,6 +10,7 @@ import {
 } from '@docket/core/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tablesIn } from '../src/context.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { plainClaimStatement } from '../src/sql/claim/plain-statement.js';
 import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
@@ -233,8 +234,7 @@ describe('the one-statement plain claim', () => {
             string
           >;
         const row = await read(fresh.runId);
-        const name = (table: string) => `"${schema}"."${table}"`;
-        const tables = { runs: name('docket_runs'), history: name('docket_history'), events: '', channel: '' };
+        const tables = tablesIn(schema);
         const answer = async (shared: Parameters<typeof plainClaimStatement>[3], hold: boolean) => {
           const { request } = claimRequest([A], 8, Date.now() + 10);
           const { text, params } = plainClaimStatement(tables, request, request.plainClaim!, shared, hold);

@@ -2,6 +2,7 @@ import { createQueue, type HistoryEntry } from '@docket/core';
 import { planClaim, type RunRecord, type RunWrite, rowToHistory, transition } from '@docket/core/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
 import { runWritesStatement } from '../src/writes/run-writes.js';
 import { backend, DATABASE_URL, freshSchema } from './helpers.js';
@@ -25,13 +26,7 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     const runs: RunRecord[] = [];
     for (const n of [1, 2]) runs.push((await store.getRun('default', (await task.start({ query: { n } })).runId))!);
     await queue.close();
-    const name = (table: string) => `"${schema}"."${table}"`;
-    const tables = {
-      runs: name('docket_runs'),
-      history: name('docket_history'),
-      events: name('docket_events'),
-      channel: '',
-    };
+    const tables = tablesIn(schema);
     return { schema, runs, tables };
   }
 

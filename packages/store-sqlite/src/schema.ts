@@ -49,12 +49,21 @@ export const docketRuns = sqliteTable(
     retries: integer('retries').notNull().default(0),
     /** The W3C `traceparent` of the start that made the run, when a tracer gave one (`telemetry.tracer`). */
     traceParent: text('trace_parent'),
+    /** The flow-control group (`start({ group })`), `''` for the default group. */
+    groupKey: text('group_key').notNull().default(''),
+    /** How many `RetryAfterError` holds of its group or task sent it back (`RATE_LIMITED`). */
+    rateLimited: integer('rate_limited').notNull().default(0),
   },
   (t) => [
     index('docket_runs_claim_priority')
       .on(t.namespace, t.taskName, t.taskVersion, t.priority, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
     index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
+    // Flow control: each group's claimable runs in claim order, and the runs holding a lease by task and group.
+    index('docket_runs_group_claim')
+      .on(t.namespace, t.taskName, t.groupKey, t.priority, t.claimDueAt)
+      .where(sql`${t.claimDueAt} IS NOT NULL`),
+    index('docket_runs_leased').on(t.namespace, t.taskName, t.groupKey).where(sql`${t.leaseOwner} IS NOT NULL`),
     uniqueIndex('docket_runs_idempotency')
       .on(t.namespace, t.taskName, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} IS NOT NULL`),
@@ -199,4 +208,53 @@ export const docketSettledMinutes = sqliteTable(
     n: integer('n').notNull(),
   },
   (t) => [primaryKey({ columns: [t.namespace, t.minute] })],
+);
+
+/**
+ * One row per task name and namespace, for flow control: the limits of its latest registration (JSON), whether an
+ * operator paused it (`revision` rises with each applied pause or resume), and the `RetryAfterError` holds on it.
+ */
+export const docketTasks = sqliteTable(
+  'docket_tasks',
+  {
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    versions: text('versions').notNull(),
+    flow: text('flow'),
+    paused: integer('paused').notNull(),
+    revision: integer('revision').notNull(),
+    holdUntil: integer('hold_until'),
+    groupHoldUntil: integer('group_hold_until'),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.name] })],
+);
+
+/** Flow control's groups of a task: when each was last claimed (fairness) and held (`hold: 'group'`). */
+export const docketFlowGroups = sqliteTable(
+  'docket_flow_groups',
+  {
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    groupKey: text('group_key').notNull(),
+    lastClaimedAt: integer('last_claimed_at'),
+    holdUntil: integer('hold_until'),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.groupKey] })],
+);
+
+/**
+ * Claim times a rate limit counts, kept only for the rate's window: `scope` is `task` (then `group_key` is `''`)
+ * or `group`.
+ */
+export const docketFlowClaims = sqliteTable(
+  'docket_flow_claims',
+  {
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    scope: text('scope').notNull(),
+    groupKey: text('group_key').notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('docket_flow_claims_window').on(t.namespace, t.taskName, t.scope, t.groupKey, t.at)],
 );

@@ -9,7 +9,7 @@ import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from '
 import { claim, nextDueAt } from './sql/claim.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
-import { registerDefinition } from './sql/definitions.js';
+import { listTasks, registerDefinition } from './sql/definitions.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -56,6 +56,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     subscribe: (listener) => connection.subscribe(listener),
     ...bindVerbs<SqliteContext, SqliteTransaction>(ctx, {
       registerDefinition,
+      listTasks,
       createRun,
       createRuns,
       transactSchedule,

@@ -13,6 +13,7 @@ import { type CallbackEventStatements, callbackEventStatements } from './sql/cal
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
 import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
+import { type FlowStatements, flowStatements } from './sql/flow.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
 import { CountBuffer } from './writes/run-counts.js';
@@ -35,6 +36,7 @@ export class Statements {
   readonly collect: CollectStatements;
   readonly reads: ReadStatements;
   readonly definitions: DefinitionStatements;
+  readonly flow: FlowStatements;
 
   readonly selectRun: Database.Statement<[string, string], RunRow>;
   readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
@@ -61,6 +63,7 @@ export class Statements {
     this.collect = collectStatements(db);
     this.reads = readStatements(db);
     this.definitions = definitionStatements(db);
+    this.flow = flowStatements(db);
     this.selectRun = db.prepare('SELECT * FROM docket_runs WHERE namespace = ? AND run_id = ?');
     this.selectRunByKey = db.prepare(
       'SELECT * FROM docket_runs WHERE namespace = ? AND task_name = ? AND idempotency_key = ?',
@@ -97,7 +100,7 @@ export class Statements {
     );
   }
 
-  /** Inserts a run's row, its values bound by position (cheaper than by name for 37 columns). */
+  /** Inserts a run's row, its values bound by position (cheaper than by name for 39 columns). */
   insertRun(run: RunRecord): void {
     const row = runParams(run);
     this.insertRunValues.run(RUN_COLUMNS.map((column) => row[column]));

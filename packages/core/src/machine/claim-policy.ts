@@ -92,7 +92,9 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
     next.createdAt !== current.createdAt ||
     next.priority !== current.priority ||
     next.retries !== current.retries ||
-    next.traceParent !== current.traceParent
+    next.traceParent !== current.traceParent ||
+    next.group !== current.group ||
+    next.rateLimited !== current.rateLimited
   ) {
     return false;
   }

@@ -1,5 +1,6 @@
 import type * as v from 'valibot';
 import type { Json } from '../util/json.js';
+import type { TaskFlow } from './flow.js';
 import type { CallbackKind, RetryPolicy } from './run-types.js';
 
 /** A definition with every default filled, plus its identity hash. */
@@ -15,4 +16,6 @@ export interface ResolvedDefinition {
   hash: string;
   /** The canonical JSON the hash covers. */
   canonical: Json;
+  /** Fleet-wide flow limits (`define({ flow })`), or `null`; not part of the hash. */
+  flow: TaskFlow | null;
 }

@@ -31,6 +31,8 @@ export interface NewRun {
   priority?: number;
   /** The W3C `traceparent` of the start's span, when a tracer gave one. */
   traceParent?: string | null;
+  /** The flow-control group; `null` or absent: the default group. */
+  group?: string | null;
 }
 
 /**
@@ -74,6 +76,8 @@ export function newRun(input: NewRun): RunRecord {
     priority: input.priority ?? 0,
     retries: 0,
     traceParent: input.traceParent ?? null,
+    group: input.group ?? null,
+    rateLimited: 0,
   };
 }
 

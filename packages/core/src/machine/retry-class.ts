@@ -1,4 +1,4 @@
-import { NonRetryableError } from '../util/retry-errors.js';
+import { NonRetryableError, RetryAfterError } from '../util/retry-errors.js';
 import { safeInstanceOf, safeProp } from '../util/safe-error.js';
 
 /** The longest a `retryAfterMs` may push the next attempt out: one hour. */
@@ -12,6 +12,8 @@ export interface RetryClass {
   nonRetryable: boolean;
   /** Milliseconds the next attempt waits at least (capped at one hour), or `null`. */
   retryAfterMs: number | null;
+  /** What waits that long: the run, or (a `RetryAfterError`'s `hold`) its whole group or task. */
+  hold: 'run' | 'group' | 'task';
 }
 
 /**
@@ -22,13 +24,24 @@ export interface RetryClass {
 export function classifyRetry(error: unknown): RetryClass {
   let nonRetryable = false;
   let retryAfterMs: number | null = null;
+  let hold: RetryClass['hold'] = 'run';
   let current: unknown = error;
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
     if (!nonRetryable) nonRetryable = isFinal(current);
-    if (retryAfterMs === null) retryAfterMs = retryAfterOf(current);
+    if (retryAfterMs === null) {
+      retryAfterMs = retryAfterOf(current);
+      if (retryAfterMs !== null) hold = holdOf(current);
+    }
     current = safeProp(current, 'cause');
   }
-  return { nonRetryable, retryAfterMs };
+  return { nonRetryable, retryAfterMs, hold };
+}
+
+/** A `RetryAfterError`'s `hold` (`'group'` or `'task'`), else `'run'`. */
+function holdOf(error: object): RetryClass['hold'] {
+  if (!safeInstanceOf(error, RetryAfterError)) return 'run';
+  const hold = safeProp(error, 'hold');
+  return hold === 'group' || hold === 'task' ? hold : 'run';
 }
 
 function isFinal(error: object): boolean {

@@ -55,6 +55,7 @@ export const REASONS = [
   'CAPACITY',
   'NON_RETRYABLE',
   'OPERATOR_RETRY',
+  'RATE_LIMITED',
 ] as const;
 
 /** An UPPER_SNAKE reason code attached to every transition. */
@@ -160,6 +161,10 @@ export interface RunRecord {
   retries: number;
   /** The W3C `traceparent` of the start that made this run, when a tracer gave one; it never changes. */
   traceParent: string | null;
+  /** The flow-control group it was started in (`start({ group })`), or `null` (the default group); never changes. */
+  group: string | null;
+  /** How many times a `RetryAfterError` hold of its group or task sent it back (`RATE_LIMITED`). */
+  rateLimited: number;
 }
 
 /**
@@ -203,6 +208,8 @@ export function copyRun(run: RunRecord): RunRecord {
     priority: run.priority,
     retries: run.retries,
     traceParent: run.traceParent,
+    group: run.group,
+    rateLimited: run.rateLimited,
   };
 }
 
@@ -280,6 +287,10 @@ export interface RunInfo<Q = Json, S = Json> {
   limits: { deadlineAt: string | null; modelCalls: { limit: number | null; used: number } };
   /** Among due runs, higher is claimed first (-1000..1000). */
   priority: number;
+  /** The flow-control group it was started in, or `null` (the default group). */
+  group: string | null;
+  /** How many times a hold of its group or task sent it back (`RATE_LIMITED`). */
+  rateLimited: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -321,6 +332,8 @@ export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: Callbac
       modelCalls: { limit: run.modelCallLimit, used: run.modelCallsUsed },
     },
     priority: run.priority,
+    group: run.group,
+    rateLimited: run.rateLimited,
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
   };

@@ -7,6 +7,19 @@ export interface RunWrite {
   /** Zero entries keeps the revision (lease renewals, budget reservations); n entries raise it by n. */
   history: HistoryEntry[];
   events: CallbackEventRecord[];
+  /**
+   * A hold `RetryAfterError` put on the run's whole task or group (`hold: 'task' | 'group'`): no run of that scope is
+   * claimed before `until`. Written with the run, in its transaction; a later hold never shortens an earlier one.
+   */
+  hold?: FlowHold;
+}
+
+/** A hold on a task or on one of its groups (`RunWrite.hold`). */
+export interface FlowHold {
+  scope: 'task' | 'group';
+  /** The held group (the run's own), for `scope: 'group'`. */
+  group: string;
+  until: number;
 }
 
 /** The write of one allowed transition: its next run, its one history entry and its callback events. */

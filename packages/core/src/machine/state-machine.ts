@@ -35,6 +35,8 @@ export type TransitionInput =
       final?: boolean;
       /** The error asks the next attempt to wait at least this long (replaces a shorter backoff delay). */
       retryAfterMs?: number | null;
+      /** The error holds back the run's whole group or task (`RetryAfterError`'s `hold`); `'run'` by default. */
+      hold?: 'run' | 'group' | 'task';
     }
   | { type: 'contract_invalid'; actor: string; leaseToken: number; error: RunError }
   | { type: 'release'; actor: string; leaseToken: number }
@@ -220,6 +222,18 @@ function pageEndMove(
 
 /** A page that threw or timed out: retried with backoff, or `failed` once the page has used its attempts. */
 function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'attempt_failed'>, now: number): Decision {
+  const held = input.hold === 'group' || input.hold === 'task';
+  if (held) next.rateLimited = run.rateLimited + 1;
+  if (held && run.rateLimited < RATE_LIMITED_FREE_HOLDS && input.final !== true && run.status === 'running') {
+    // A hold of the whole group or task: the run waits with it, no attempt consumed, no business failure.
+    next.error = input.error;
+    next.dueAt = now + (input.retryAfterMs ?? 0);
+    return moved(run, next, input, 'retrying', 'RATE_LIMITED', now, {
+      code: input.error.code,
+      message: input.error.message,
+      hold: input.hold ?? 'run',
+    });
+  }
   const failures = run.pageFailures + 1;
   next.pageFailures = failures;
   next.businessFailures = run.businessFailures + 1;
@@ -243,6 +257,9 @@ function failureMove(run: RunRecord, next: RunRecord, input: InputOf<'attempt_fa
   if (run.status === 'pausing') return moved(run, next, input, 'paused', 'PAUSED', now, detail);
   return moved(run, next, input, 'retrying', input.timedOut ? 'ATTEMPT_TIMEOUT' : 'ATTEMPT_FAILED', now, detail);
 }
+
+/** How many holds (`RATE_LIMITED`) a run gets for free: each further one counts as a failed attempt. */
+export const RATE_LIMITED_FREE_HOLDS = 100;
 
 /** A lease that expired: recovered (`retrying`), or `blocked` when recovery is manual or exhausted. */
 function recoveryMove(run: RunRecord, input: InputOf<'lease_expired'>, now: number): Decision {

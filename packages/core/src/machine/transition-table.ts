@@ -74,6 +74,13 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
   },
   {
     input: 'attempt_failed',
+    from: ['running'],
+    to: 'retrying',
+    reasons: ['RATE_LIMITED'],
+    when: "a RetryAfterError holding its group or task (hold: 'group' | 'task'), fewer than 100 holds so far: no attempt consumed",
+  },
+  {
+    input: 'attempt_failed',
     from: ['pausing'],
     to: 'paused',
     reasons: ['PAUSED'],

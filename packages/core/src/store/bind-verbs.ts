@@ -3,6 +3,7 @@ import type { Store } from './contract.js';
 /** The `Store` methods a store implements as verbs: everything but its name, capabilities, lifecycle and listener. */
 export const STORE_VERB_NAMES = [
   'registerDefinition',
+  'listTasks',
   'createRun',
   'createRuns',
   'transactSchedule',

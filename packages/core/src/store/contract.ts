@@ -1,4 +1,5 @@
 import type { PlainClaim } from '../machine/claim-policy.js';
+import type { TaskFlow } from '../machine/flow.js';
 import type {
   CallbackCounts,
   CallbackEventRecord,
@@ -31,8 +32,15 @@ export interface Store<Tx = unknown> {
   /** Releases one `open`; the last one closes connections the store owns. */
   close(): Promise<void>;
 
-  /** Registers a task definition; the same namespace, name and version with another hash: `DEFINITION_HASH_CONFLICT`. */
+  /**
+   * Registers a task definition; the same namespace, name and version with another hash: `DEFINITION_HASH_CONFLICT`.
+   * Its `flow` becomes the task's limits for the whole fleet (the most recent registration wins) in the same
+   * transaction; a task's first registration makes its `TaskRecord` (not paused, revision 0).
+   */
   registerDefinition(definition: DefinitionRecord): Promise<void>;
+
+  /** The namespace's tasks (every name a definition was registered under), by name, each with its versions. */
+  listTasks(namespace: string): Promise<TaskRecord[]>;
 
   /**
    * Inserts a new run with its first history entry, unless its idempotency key already names a run (then that run
@@ -215,6 +223,27 @@ export interface DefinitionRecord {
   hash: string;
   /** The canonical definition the hash covers. */
   definition: Json;
+  /** The task's flow limits (not part of the hash), or `null`. */
+  flow: TaskFlow | null;
+}
+
+/**
+ * A task as the store keeps it for flow control, one per name and namespace: its limits, whether an operator paused
+ * it (`revision` rises with every applied pause or resume), and the holds `RetryAfterError` put on it.
+ */
+export interface TaskRecord {
+  namespace: string;
+  name: string;
+  /** Every version registered under the name, in registration order. */
+  versions: string[];
+  flow: TaskFlow | null;
+  paused: boolean;
+  revision: number;
+  /** No run of the task is claimed before this time (`hold: 'task'`), or `null`. */
+  holdUntil: number | null;
+  /** The latest hold put on one of its groups (`hold: 'group'`), or `null`. */
+  groupHoldUntil: number | null;
+  updatedAt: number;
 }
 
 /** What `createRun` inserts. */
@@ -309,6 +338,11 @@ export interface SelectRequest {
    * as data, so that a store can apply it to such rows itself, in the statement that selects them (see `PlainClaim`).
    */
   plainClaim?: PlainClaim;
+  /**
+   * Optional, for `claimDue`: called when flow control (a limit, a hold, a paused task) left due runs unclaimed, with
+   * when a claim may succeed again (`null`: once a lease is given back), so that the worker sleeps until then.
+   */
+  heldBack?: (until: number | null) => void;
 }
 
 /** A selection of callback events to claim, with core's pure plan for each. */
@@ -339,6 +373,8 @@ export interface ListRunsRequest {
   namespace: string;
   taskName: string | null;
   status: RunStatus | null;
+  /** Only runs of this group (`''`: the default group), when given. */
+  group?: string;
   limit: number;
   /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;
@@ -352,12 +388,22 @@ export interface CommandRequest {
   now: number;
   runId?: string;
   eventId?: string;
+  /** The task (by name) a task command targets. */
+  taskName?: string;
 }
 
-/** Core's decision for an operator command, given the current run or event it targets. */
-export type CommandPlan<T> = (current: { run: RunRecord | null; event: CallbackEventRecord | null }) => {
+/**
+ * Core's decision for an operator command, given the current run, event or task it targets. A task write must have
+ * `revision = current.revision + 1`; it changes `paused` only.
+ */
+export type CommandPlan<T> = (current: {
+  run: RunRecord | null;
+  event: CallbackEventRecord | null;
+  task: TaskRecord | null;
+}) => {
   run: RunWrite | null;
   event: CallbackEventRecord | null;
+  task?: TaskRecord | null;
   result: T;
 };
 

@@ -17,6 +17,18 @@ export {
 } from '../machine/claimable.js';
 export type { ResolvedDefinition } from '../machine/definition.js';
 export { claimEvent, recordDelivery, releaseEvent, replayEvent } from '../machine/event-machine.js';
+export {
+  claimsByGroup,
+  DEFAULT_GROUP,
+  EMPTY_SCOPE,
+  type FlowClaimPlan,
+  type FlowRate,
+  type FlowScopeState,
+  type GroupTurn,
+  needsFlow,
+  type TaskFlow,
+  type TaskFlowState,
+} from '../machine/flow.js';
 export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
 export {
@@ -27,6 +39,7 @@ export {
   type RunRecord,
   toRunInfo,
 } from '../machine/run-types.js';
+export type { FlowHold } from '../machine/run-write.js';
 export { type RunWrite, transitionWrite, writeOf } from '../machine/run-write.js';
 export type { Misfire, ScheduleRecord } from '../machine/schedule-types.js';
 export {
@@ -74,12 +87,27 @@ export {
   type StoreCapabilities,
   type StoredReceipt,
   type TaskKey,
+  type TaskRecord,
   type TransactOptions,
   type TransactPlan,
   UNSETTLED_EVENT_STATUSES,
 } from './contract.js';
 export { definitionConflict } from './definitions.js';
 export { EVENT_COLUMNS, type EventRow, eventParams, rowToEvent } from './event-row.js';
+export {
+  type FlowReader,
+  type FlowRecorder,
+  flowCandidates,
+  flowPlanOf,
+  flowStateOf,
+  heldTask,
+  holdsLeaseAfter,
+  mergeCandidates,
+  recordFlowClaims,
+  registeredTask,
+  tasksByName,
+  windowStart,
+} from './flow.js';
 export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
 export { KnownRuns } from './known-runs.js';
 export {
@@ -103,3 +131,4 @@ export {
 } from './run-row.js';
 export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';
+export { rowToTask, TASK_COLUMNS, type TaskRow, taskValues } from './task-row.js';

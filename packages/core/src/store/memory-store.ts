@@ -6,7 +6,7 @@ import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from '
 import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
 import { runCommand } from './memory/commands.js';
-import { registerDefinition } from './memory/definitions.js';
+import { listTasks, registerDefinition } from './memory/definitions.js';
 import { listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
 import { createRun, createRuns } from './memory/start.js';
@@ -61,6 +61,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     async close() {},
     ...bindVerbs<MemoryState, MemoryTransaction>(m, {
       registerDefinition,
+      listTasks,
       createRun,
       createRuns,
       transactSchedule,

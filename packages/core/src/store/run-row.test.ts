@@ -25,6 +25,8 @@ const patch = fc.record(
     priority: fc.integer({ min: -1000, max: 1000 }),
     retries: fc.nat(),
     traceParent: fc.oneof(fc.constant(null), fc.string()),
+    group: fc.oneof(fc.constant(null), fc.string({ minLength: 1 })),
+    rateLimited: fc.nat(),
   },
   { requiredKeys: [] },
 );
@@ -81,6 +83,8 @@ describe('runChanges', () => {
       priority: before.priority + 1,
       retries: before.retries + 1,
       traceParent: `${before.traceParent}-other`,
+      group: `${before.group}-other`,
+      rateLimited: before.rateLimited + 1,
     };
     expect(Object.keys(runChanges(before, after)).sort()).toEqual([...RUN_COLUMNS].sort());
     expect(runChanges(before, before)).toEqual({});

@@ -1,5 +1,6 @@
 /** The run row both SQL stores use (snake_case columns, JSON as text, times as epoch ms), and its codec. */
 import { type ClaimRank, claimDueAt } from '../machine/claimable.js';
+import { DEFAULT_GROUP } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
@@ -41,6 +42,9 @@ export interface RunRow {
   priority: number;
   retries: number;
   trace_parent: string | null;
+  /** The run's group, `''` for the default group (`DEFAULT_GROUP`). */
+  group_key: string;
+  rate_limited: number;
 }
 
 /** The lease stored in a row's three lease columns, or `null`. */
@@ -109,6 +113,8 @@ export function runParams(run: RunRecord): RunRow {
     priority: run.priority,
     retries: run.retries,
     trace_parent: run.traceParent,
+    group_key: run.group ?? DEFAULT_GROUP,
+    rate_limited: run.rateLimited,
   };
 }
 
@@ -158,6 +164,8 @@ const RUN_FIELDS: readonly RunField[] = [
   ['priority', (r) => r.priority, null],
   ['retries', (r) => r.retries, null],
   ['trace_parent', (r) => r.traceParent, null],
+  ['group_key', (r) => r.group ?? DEFAULT_GROUP, null],
+  ['rate_limited', (r) => r.rateLimited, null],
 ];
 
 /**
@@ -214,6 +222,8 @@ export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
   if (a.priority !== b.priority) c.priority = a.priority;
   if (a.retries !== b.retries) c.retries = a.retries;
   if (a.traceParent !== b.traceParent) c.trace_parent = a.traceParent;
+  if (a.group !== b.group) c.group_key = a.group ?? DEFAULT_GROUP;
+  if (a.rateLimited !== b.rateLimited) c.rate_limited = a.rateLimited;
   return c;
 }
 
@@ -288,6 +298,8 @@ export function rowToRun(row: RunRow): RunRecord {
     priority: row.priority,
     retries: row.retries,
     traceParent: row.trace_parent ?? null,
+    group: row.group_key === DEFAULT_GROUP ? null : row.group_key,
+    rateLimited: row.rate_limited,
   };
 }
 
@@ -330,11 +342,13 @@ export const RUN_COLUMNS = [
   'priority',
   'retries',
   'trace_parent',
+  'group_key',
+  'rate_limited',
 ] as const;
 
 /**
  * A run row from its values in `RUN_COLUMNS` order (a better-sqlite3 statement in raw mode selecting exactly those
- * columns): one object literal of a fixed shape, about half the cost of the driver naming 37 properties per row.
+ * columns): one object literal of a fixed shape, about half the cost of the driver naming 39 properties per row.
  */
 export function runRowOf(values: readonly unknown[]): RunRow {
   return {
@@ -375,5 +389,7 @@ export function runRowOf(values: readonly unknown[]): RunRow {
     priority: values[34] as RunRow['priority'],
     retries: values[35] as RunRow['retries'],
     trace_parent: values[36] as RunRow['trace_parent'],
+    group_key: values[37] as RunRow['group_key'],
+    rate_limited: values[38] as RunRow['rate_limited'],
   };
 }

@@ -9,6 +9,7 @@ import { callbacksSuite } from './callbacks.js';
 import { checksSuite } from './checks.js';
 import { claimsSuite } from './claims.js';
 import { deadlinesSuite } from './deadlines.js';
+import { flowSuite } from './flow.js';
 import type { HarnessFactory } from './harness.js';
 import { historySuite } from './history.js';
 import { idempotencySuite } from './idempotency.js';
@@ -57,7 +58,8 @@ export type ConformanceArea =
   | 'retries'
   | 'bulkStarts'
   | 'schedules'
-  | 'stats';
+  | 'stats'
+  | 'flow';
 
 /** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
 export interface AreaSuite {
@@ -91,6 +93,7 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   bulkStarts: { suite: bulkStartsSuite, verbs: ['createRuns', 'listRuns', 'callbackCountsOf'] },
   schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
+  flow: { suite: flowSuite, verbs: ['claimDue', 'registerDefinition', 'listTasks', 'runCommand', 'listRuns'] },
 };
 
 /** The conformance areas and the store verbs each covers. */

@@ -21,7 +21,11 @@ export class NonRetryableError extends Error {
   }
 }
 
-/** Thrown by a handler, makes the next attempt due no earlier than `retryAfterMs` from now (at most one hour). */
+/**
+ * Thrown by a handler, makes the next attempt due no earlier than `retryAfterMs` from now (at most one hour). With
+ * `hold: 'group' | 'task'`, no run of the run's group (or of its task) is claimed anywhere before then, and the run
+ * goes back to `retrying` / `RATE_LIMITED` without consuming an attempt.
+ */
 export class RetryAfterError extends Error {
   /** Recognises errors made by any copy of `@docket/core` in the process, by their brand. */
   static override [Symbol.hasInstance](value: unknown): boolean {
@@ -31,10 +35,13 @@ export class RetryAfterError extends Error {
   override readonly name: string = 'RetryAfterError';
   /** How long to wait before the next attempt, in milliseconds. */
   readonly retryAfterMs: number;
+  /** What waits: the run alone (the default), its whole group, or its whole task, fleet-wide. */
+  readonly hold: 'run' | 'group' | 'task';
 
-  constructor(message: string, options: { retryAfterMs: number; cause?: unknown }) {
+  constructor(message: string, options: { retryAfterMs: number; hold?: 'run' | 'group' | 'task'; cause?: unknown }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
+    this.hold = options.hold ?? 'run';
     Object.defineProperty(this, RETRY_AFTER, { value: true });
   }
 }

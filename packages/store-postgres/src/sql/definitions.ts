@@ -1,9 +1,20 @@
-import { type DefinitionRecord, definitionConflict } from '@docket/core/store';
+import {
+  type DefinitionRecord,
+  definitionConflict,
+  registeredTask,
+  rowToTask,
+  type TaskRecord,
+  type TaskRow,
+} from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { rowsOf } from '../writes/run-writes.js';
+import { taskRecords, writeTask } from './flow.js';
 
-/** `Store.registerDefinition`: inserts the definition once; another hash under the same identity is a conflict. */
+/**
+ * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and
+ * writes the task's record with its flow limits.
+ */
 export async function registerDefinition(ctx: PgContext, definition: DefinitionRecord): Promise<void> {
   const stored = () =>
     rowsOf<{ hash: string }>(
@@ -12,6 +23,7 @@ export async function registerDefinition(ctx: PgContext, definition: DefinitionR
     );
   const existing = await stored();
   if (existing[0] && existing[0].hash !== definition.hash) throw definitionConflict(definition);
+  await registerTask(ctx, definition);
   if (existing[0]) return;
   await ctx.live().execute(
     sql`INSERT INTO ${ctx.q.definitions} (namespace, name, version, hash, definition, created_at)
@@ -19,4 +31,26 @@ export async function registerDefinition(ctx: PgContext, definition: DefinitionR
           ON CONFLICT DO NOTHING`,
   );
   if ((await stored())[0]?.hash !== definition.hash) throw definitionConflict(definition, 'concurrently');
+}
+
+/** Writes the task's record with the definition's flow limits, under a lock of its own (`registeredTask`). */
+async function registerTask(ctx: PgContext, definition: DefinitionRecord): Promise<void> {
+  const { namespace, name } = definition;
+  await ctx.inTransaction('queue.ready', async (tx) => {
+    await rowsOf(tx, {
+      text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+      params: [`${namespace}:task:${name}`],
+    });
+    const current = (await taskRecords(tx, ctx.tables, namespace, [name], true)).get(name) ?? null;
+    await writeTask(tx, ctx.tables, registeredTask(current, definition, Date.now()));
+  });
+}
+
+/** `Store.listTasks`: the namespace's tasks by name. */
+export async function listTasks(ctx: PgContext, namespace: string): Promise<TaskRecord[]> {
+  const rows = await rowsOf<TaskRow>(ctx.live(), {
+    text: `SELECT * FROM ${ctx.tables.tasks} WHERE namespace = $1 ORDER BY name`,
+    params: [namespace],
+  });
+  return rows.map(rowToTask);
 }

@@ -97,12 +97,13 @@ export async function runStats(ctx: PgContext, request: RunStatsRequest): Promis
   return answer;
 }
 
-/** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
+/** `Store.listRuns`: runs newest first below a cursor, optionally of one task, one status and one group. */
 export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promise<RunRecord[]> {
   const filters = [sql`namespace = ${request.namespace}`];
   if (request.before !== null) filters.push(sql`run_id < ${request.before}`);
   if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
   if (request.status !== null) filters.push(sql`status = ${request.status}`);
+  if (request.group !== undefined) filters.push(sql`group_key = ${request.group}`);
   const found = await rowsOf<RunRow>(
     ctx.live(),
     sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,

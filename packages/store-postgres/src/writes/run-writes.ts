@@ -15,6 +15,7 @@ import {
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
+import { holdParts } from '../sql/flow.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';
@@ -39,6 +40,10 @@ export interface Tables {
   runs: string;
   history: string;
   events: string;
+  /** Flow control's tables (`sql/flow.ts`). */
+  tasks: string;
+  flowGroups: string;
+  flowClaims: string;
   channel: string;
 }
 
@@ -111,6 +116,7 @@ export function runWritesStatement(
   }
   const history = historyPart(tables, params, w);
   if (history !== null) parts.push(history);
+  if (w.holds) parts.push(...holdParts(tables, params, writes));
   if (w.events.length > 0) {
     parts.push(`e AS (INSERT INTO ${tables.events} (${columnList(docketEvents)})
         SELECT ${columnList(docketEvents, 'x.')} FROM ${recordset(params, docketEvents, w.events, 'x')}
@@ -139,6 +145,8 @@ interface GatheredWrites {
    * recordset to parse and no join to find the rows that landed; `history[w]` is write w's one entry.
    */
   folded: boolean;
+  /** Whether some write puts a flow hold on its task or group (`RunWrite.hold`). */
+  holds: boolean;
 }
 
 /** Checks each write against its row and gathers what the batch changes (`GatheredWrites`). */
@@ -148,9 +156,11 @@ function gatherWrites(writes: readonly PendingWrite[], skip: number): GatheredWr
   const events: object[] = [];
   const history: Record<string, unknown>[] = [];
   let folded = writes.length > 0;
+  let holds = false;
   for (let w = 0; w < writes.length; w++) {
     const { current, write } = writes[w] as PendingWrite;
     checkWrite(current, write);
+    if (write.hold !== undefined) holds = true;
     const delta = runChanges(current, write.run);
     for (const column in delta) changed.add(column as keyof RunRow);
     deltas.push(delta);
@@ -162,7 +172,7 @@ function gatherWrites(writes: readonly PendingWrite[], skip: number): GatheredWr
     for (let e = 0; e < write.events.length; e++) events.push(eventParams(write.events[e] as CallbackEventRecord));
   }
   changed.delete('run_id');
-  return { deltas, columns: [...changed], history, events, folded };
+  return { deltas, columns: [...changed], history, events, folded, holds };
 }
 
 /**

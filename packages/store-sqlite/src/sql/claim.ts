@@ -1,9 +1,21 @@
-import type { RunRecord, RunRow, SelectRequest, TaskKey } from '@docket/core/store';
-import { claimRankOfRow, compareClaimOrder, RUN_COLUMNS, rowToRun, runRowOf } from '@docket/core/store';
+import type { RunRecord, RunRow, SelectRequest, TaskFlowState, TaskKey } from '@docket/core/store';
+import {
+  flowCandidates,
+  flowStateOf,
+  holdsLeaseAfter,
+  mergeCandidates,
+  needsFlow,
+  RUN_COLUMNS,
+  recordFlowClaims,
+  rowToRun,
+  runRowOf,
+  tasksByName,
+} from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
 import type { Statements } from '../statements.js';
 import { applyWrite } from '../writes/run-writes.js';
+import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from './flow.js';
 
 /** The statements `claimStatements` prepares. */
 export interface ClaimStatements {
@@ -53,18 +65,21 @@ export function claimStatements(db: Database.Database): ClaimStatements {
 
 /**
  * `Store.claimDue` (and, with `expired`, `recoverExpired`): the due runs of each task (or the expired leases) by
- * index, highest priority first and earliest due first within a priority, each planned by core and written in the
- * batch's transaction.
+ * index, highest priority first and earliest due first within a priority, within what each task's flow control
+ * allows (`sql/flow.ts`), each planned by core and written in the batch's transaction with the claims its rates count.
  */
 export async function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   const written = await ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {
-    const written: RunRecord[] = [];
-    for (const row of candidates(s, request, expired)) {
-      const run = rowToRun(row);
-      const write = request.plan(run);
-      if (write === null) continue;
-      applyWrite(s, run, write);
-      written.push(write.run);
+    if (expired) {
+      const rows = s.claim.selectExpired.all(request.namespace, request.now, request.limit).map(runRowOf);
+      return planAndWrite(s, request, rows.map(rowToRun));
+    }
+    const flowing = new Map<string, TaskFlowState>();
+    const written = planAndWrite(s, request, dueCandidates(s, request, flowing));
+    const recorder = sqliteFlowRecorder(s, request.namespace);
+    for (const [name, state] of flowing) {
+      const claimed = written.filter((run) => run.taskName === name && holdsLeaseAfter(run));
+      recordFlowClaims(recorder, state, name, claimed, request.now);
     }
     return written;
   });
@@ -72,15 +87,39 @@ export async function claim(ctx: SqliteContext, request: SelectRequest, expired:
   return written;
 }
 
-function candidates(s: Statements, request: SelectRequest, expired: boolean): RunRow[] {
-  if (expired) return s.claim.selectExpired.all(request.namespace, request.now, request.limit).map(runRowOf);
-  let rows: RunRow[] = [];
-  for (const task of request.tasks) rows.push(...dueOfTask(s, request, task));
-  if (request.tasks.length > 1) {
-    rows.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
-    rows = rows.slice(0, request.limit);
+/** Hands each candidate to core's plan and writes what it decides. */
+function planAndWrite(s: Statements, request: SelectRequest, runs: readonly RunRecord[]): RunRecord[] {
+  const written: RunRecord[] = [];
+  for (const run of runs) {
+    const write = request.plan(run);
+    if (write === null) continue;
+    applyWrite(s, run, write);
+    written.push(write.run);
   }
-  return rows;
+  return written;
+}
+
+/**
+ * The due runs of the request's tasks in the claim order: by index for a task without flow control, else what
+ * `flowCandidates` allows (the tasks that went through it are added to `flowing`).
+ */
+function dueCandidates(s: Statements, request: SelectRequest, flowing: Map<string, TaskFlowState>): RunRecord[] {
+  const { namespace, now, limit } = request;
+  const dueOfVersion = (name: string, version: string, left: number) =>
+    dueOfTask(s, request, { name, version }, left).map(rowToRun);
+  const reader = sqliteFlowReader(s, namespace, now, dueOfVersion);
+  let runs: RunRecord[] = [];
+  for (const [name, versions] of tasksByName(request.tasks)) {
+    const state = flowStateOf(selectTask(s, namespace, name));
+    if (state !== null && needsFlow(state, now)) {
+      flowing.set(name, state);
+      runs.push(...flowCandidates(reader, state, name, versions, request));
+    } else {
+      for (const version of versions) runs.push(...dueOfVersion(name, version, limit));
+    }
+  }
+  if (request.tasks.length > 1) runs = mergeCandidates(runs, limit);
+  return runs;
 }
 
 /** Above every priority a run can have (-1000..1000). */
@@ -91,14 +130,14 @@ const ABOVE_ALL = 1001;
  * one range scan reads that priority's due runs in due order. The cost grows with the number of priorities in use,
  * not with the number of runs waiting for a later time.
  */
-function dueOfTask(s: Statements, request: SelectRequest, task: TaskKey): RunRow[] {
+function dueOfTask(s: Statements, request: SelectRequest, task: TaskKey, limit: number): RunRow[] {
   const rows: RunRow[] = [];
   let band = ABOVE_ALL;
-  while (rows.length < request.limit) {
+  while (rows.length < limit) {
     const next = s.claim.selectBandBelow.get(request.namespace, task.name, task.version, band);
     if (next === undefined) break;
     band = next.priority;
-    const left = request.limit - rows.length;
+    const left = limit - rows.length;
     for (const values of s.claim.selectClaimable.all(
       request.namespace,
       task.name,

@@ -11,6 +11,7 @@ import type { SqliteContext } from '../context.js';
 import type { Statements } from '../statements.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
 import { applyWrite } from '../writes/run-writes.js';
+import { selectTask, writeTask } from './flow.js';
 
 function commandInTransaction<T extends Json>(
   s: Statements,
@@ -24,8 +25,10 @@ function commandInTransaction<T extends Json>(
   const eventRow = command.eventId === undefined ? undefined : s.selectEvent.get(namespace, command.eventId);
   const run = runRow ? rowToRun(runRow) : null;
   const event = eventRow ? rowToEvent(eventRow) : null;
-  const decided = decideCommand(plan, run, event);
+  const task = command.taskName === undefined ? null : selectTask(s, namespace, command.taskName);
+  const decided = decideCommand(plan, run, event, task);
   if (decided.run !== null) applyWrite(s, decided.run.current, decided.run.write);
+  if (decided.task !== null) writeTask(s, decided.task);
   if (decided.event !== null) writeEvent(s, decided.event.current, decided.event.write);
   s.insertCommand.run(namespace, command.commandId, command.requestHash, JSON.stringify(decided.result), command.now);
   return { result: decided.result, replayed: false, requestHash: command.requestHash };

@@ -1,6 +1,13 @@
-import { type DefinitionRecord, definitionConflict } from '@docket/core/store';
+import {
+  type DefinitionRecord,
+  definitionConflict,
+  registeredTask,
+  rowToTask,
+  type TaskRecord,
+} from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
+import { selectTask, writeTask } from './flow.js';
 
 /** The statements `definitionStatements` prepares. */
 export interface DefinitionStatements {
@@ -20,20 +27,31 @@ export function definitionStatements(db: Database.Database): DefinitionStatement
   };
 }
 
-/** `Store.registerDefinition`: inserts the definition once; another hash under the same identity is a conflict. */
+/**
+ * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and
+ * writes the task's record with the definition's flow limits.
+ */
 export async function registerDefinition(ctx: SqliteContext, definition: DefinitionRecord): Promise<void> {
   const conflict = await ctx.write('queue.ready', ({ s }) => {
     const existing = s.definitions.selectDefinition.get(definition.namespace, definition.name, definition.version);
-    if (existing) return existing.hash !== definition.hash;
+    if (existing && existing.hash !== definition.hash) return true;
+    const now = Date.now();
+    writeTask(s, registeredTask(selectTask(s, definition.namespace, definition.name), definition, now));
+    if (existing) return false;
     s.definitions.insertDefinition.run({
       namespace: definition.namespace,
       name: definition.name,
       version: definition.version,
       hash: definition.hash,
       definition: JSON.stringify(definition.definition),
-      created_at: Date.now(),
+      created_at: now,
     });
     return false;
   });
   if (conflict) throw definitionConflict(definition);
+}
+
+/** `Store.listTasks`: the namespace's tasks by name. */
+export function listTasks(ctx: SqliteContext, namespace: string): Promise<TaskRecord[]> {
+  return ctx.read('operator.tasks.list', ({ s }) => s.flow.listTasks.all(namespace).map(rowToTask));
 }

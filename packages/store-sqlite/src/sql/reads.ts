@@ -42,6 +42,7 @@ export interface ReadStatements {
     namespace: string,
     taskName: string | null,
     status: string | null,
+    group: string | null,
     before: string,
     limit: number,
   ) => RunRow[];
@@ -96,13 +97,21 @@ export function readStatements(db: Database.Database): ReadStatements {
  */
 function runListing(db: Database.Database): ReadStatements['listRuns'] {
   const statements = new Map<string, Database.Statement>();
-  return (namespace: string, taskName: string | null, status: string | null, before: string, limit: number) => {
-    const key = `${taskName !== null}:${status !== null}`;
+  return (
+    namespace: string,
+    taskName: string | null,
+    status: string | null,
+    group: string | null,
+    before: string,
+    limit: number,
+  ) => {
+    const key = `${taskName !== null}:${status !== null}:${group !== null}`;
     let statement = statements.get(key);
     if (!statement) {
       const where = ['namespace = @namespace', 'run_id < @before'];
       if (taskName !== null) where.push('task_name = @task_name');
       if (status !== null) where.push('status = @status');
+      if (group !== null) where.push('group_key = @group_key');
       statement = db
         .prepare(
           `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
@@ -113,6 +122,7 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
     const params: Record<string, unknown> = { namespace, before, limit };
     if (taskName !== null) params.task_name = taskName;
     if (status !== null) params.status = status;
+    if (group !== null) params.group_key = group;
     return (statement.all(params) as unknown[][]).map(runRowOf);
   };
 }
@@ -180,11 +190,18 @@ export function settledPerMinute(ctx: SqliteContext, request: SettledRequest): P
   );
 }
 
-/** `Store.listRuns`: runs newest first below a cursor, optionally of one task and one status. */
+/** `Store.listRuns`: runs newest first below a cursor, optionally of one task, one status and one group. */
 export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
   return ctx.read('store.listRuns', ({ s }) =>
     s.reads
-      .listRuns(request.namespace, request.taskName, request.status, request.before ?? NEWEST_ID, request.limit)
+      .listRuns(
+        request.namespace,
+        request.taskName,
+        request.status,
+        request.group ?? null,
+        request.before ?? NEWEST_ID,
+        request.limit,
+      )
       .map(rowToRun),
   );
 }

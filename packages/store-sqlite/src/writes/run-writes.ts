@@ -1,4 +1,5 @@
 import { checkWrite, eventParams, type RunRecord, type RunWrite, runChanges } from '@docket/core/store';
+import { applyHold } from '../sql/flow.js';
 import type { Statements } from '../statements.js';
 import { countFinished, countMove } from './run-counts.js';
 
@@ -14,6 +15,7 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   countFinished(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
   for (const entry of write.history) s.insertHistory(write.run.runId, entry);
   for (const event of write.events) s.insertEvent.run(eventParams(event));
+  if (write.hold !== undefined) applyHold(s, write.run, write.hold);
   return true;
 }
 

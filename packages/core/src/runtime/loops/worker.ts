@@ -1,4 +1,5 @@
 import { planClaim, plannedWrites } from '../../machine/claim-policy.js';
+import { earlierReopening } from '../../machine/flow.js';
 import { iso, type RunRecord } from '../../machine/run-types.js';
 import { writeOf } from '../../machine/run-write.js';
 import { transition } from '../../machine/state-machine.js';
@@ -15,6 +16,11 @@ export class WorkerLoop {
   private active = 0;
   private idle: (() => void)[] = [];
   private lastRecovery = Number.NEGATIVE_INFINITY;
+  /**
+   * Set by a claim that flow control held back (a limit, a hold, a paused task): when a claim may succeed again,
+   * `null` once a lease is given back. The loop sleeps until then instead of until the next due run.
+   */
+  private heldBack: number | null | undefined = undefined;
   /** The loop's errors: logged, and the last one shown by `health()`. */
   readonly errors: LoopErrors;
 
@@ -68,6 +74,8 @@ export class WorkerLoop {
   /** One tracked execution settled: the last one wakes `drain`. Bound once, shared by every page. */
   private readonly settled = (): void => {
     this.active--;
+    // A lease given back may free a fleet-wide slot this process waits for.
+    if (this.heldBack === null) this.engine.wake();
     if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
   };
 
@@ -99,7 +107,9 @@ export class WorkerLoop {
         engine.waitingForSlot = false;
         continue;
       }
-      await engine.sleep(Math.max(1, await this.untilNextDue(tasks)));
+      const held = this.heldBack;
+      const wait = held === undefined ? await this.untilNextDue(tasks) : untilHeldBack(held, engine.now(), pollMs);
+      await engine.sleep(Math.max(1, wait));
     }
   }
 
@@ -144,6 +154,7 @@ export class WorkerLoop {
     const planned: RunWrite[] = [];
     // Half the slots per claim at most: while one half settles, the next claim is already in flight.
     const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
+    this.heldBack = undefined;
     const claimedRuns = await engine.store.claimDue({
       namespace: engine.namespace,
       tasks,
@@ -157,6 +168,7 @@ export class WorkerLoop {
         if (write) planned.push(write);
         return write;
       },
+      heldBack: this.noteHeldBack,
     });
     this.startClaimed(planned, claimedRuns);
     engine.tracing.claimed();
@@ -196,7 +208,17 @@ export class WorkerLoop {
     }
   }
 
+  /** Keeps the earliest time a held-back claim may succeed again (see `heldBack`). */
+  private readonly noteHeldBack = (until: number | null): void => {
+    this.heldBack = earlierReopening(this.heldBack, until);
+  };
+
   private noteError(error: unknown): void {
     this.errors.failed(error);
   }
+}
+
+/** How long to sleep after flow control held a claim back: until it may succeed, at most `pollMs`. */
+function untilHeldBack(until: number | null, now: number, pollMs: number): number {
+  return until === null ? pollMs : Math.min(pollMs, Math.max(0, until - now));
 }

@@ -20,6 +20,8 @@ const commandFields = {
 };
 /** A run command's input. */
 export const runCommandSchema = strictObject({ runId: v.string(), ...commandFields });
+/** A task command's input (`tasks.pause|resume`). */
+export const taskCommandSchema = strictObject({ task: nameSchema, ...commandFields });
 /** A dead-letter replay's input. */
 export const replaySchema = strictObject({
   eventId: v.pipe(v.string(), v.minLength(1), v.maxBytes(512), cleanText),
@@ -30,6 +32,7 @@ export const listSchema = strictObject({
   taskName: v.optional(nameSchema),
   payloads: v.optional(v.boolean()),
   status: v.optional(v.picklist(RUN_STATUSES)),
+  group: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
   cursor: v.optional(v.string()),
 });

@@ -7,6 +7,7 @@ import { operatorRuns } from './runs.js';
 import { type OperatorSchedules, operatorSchedules } from './schedules.js';
 import { operatorSettled, type SettledPerMinute } from './settled.js';
 import { operatorStats, type Stats } from './stats.js';
+import { type OperatorTasks, operatorTasks } from './tasks.js';
 
 /** A run as `runs.list` shows it: its `RunInfo`, with `query` and `state` only when the listing asked for them. */
 export type RunListItem = Omit<RunInfo, 'query' | 'state'> & Partial<Pick<RunInfo, 'query' | 'state'>>;
@@ -48,6 +49,8 @@ export interface Operator {
     list(options?: {
       taskName?: string;
       status?: RunStatus;
+      /** Only runs started in this flow-control group. */
+      group?: string;
       limit?: number;
       cursor?: string;
       payloads?: boolean;
@@ -81,6 +84,8 @@ export interface Operator {
   };
   /** Persisted schedules: list, pause, resume. */
   schedules: OperatorSchedules;
+  /** Tasks: their flow limits and run counts; pause and resume a task for the whole fleet. */
+  tasks: OperatorTasks;
   maintenance: {
     /** Applies retention now and says how many rows it removed. */
     collect(): Promise<{ runs: number; events: number; deadLetters: number }>;
@@ -118,6 +123,7 @@ export function createOperator(
     runs: operatorRuns(scope),
     deadLetters: operatorDeadLetters(scope),
     schedules: operatorSchedules(scope),
+    tasks: operatorTasks(scope),
     maintenance: { collect: () => collect(scope) },
     health: () => health(scope),
     stats: (options) => operatorStats(scope, options),

@@ -24,6 +24,7 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
       const { filter, before, limit } = listRequest(scope, 'operator.runs.list', listSchema, options, (o) => ({
         taskName: o.taskName ?? null,
         status: o.status ?? null,
+        ...(o.group === undefined ? {} : { group: o.group }),
       }));
       const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
       const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);

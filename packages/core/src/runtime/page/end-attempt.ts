@@ -1,3 +1,4 @@
+import { DEFAULT_GROUP } from '../../machine/flow.js';
 import { classifyRetry } from '../../machine/retry-class.js';
 import { isDocketError } from '../../util/errors.js';
 import type { Engine, StopReason } from '../queue/engine.js';
@@ -34,7 +35,7 @@ export async function commitFailed(engine: Engine, runId: string, token: number,
  */
 export async function failAttempt(engine: Engine, runId: string, token: number, error: unknown, timedOut: boolean) {
   const retry = classifyRetry(error);
-  await writeTransition(engine, runId, {
+  const input = {
     type: 'attempt_failed',
     actor: engine.workerActor,
     leaseToken: token,
@@ -43,7 +44,18 @@ export async function failAttempt(engine: Engine, runId: string, token: number, 
     random: Math.random(),
     final: retry.nonRetryable,
     retryAfterMs: retry.retryAfterMs,
-  });
+    hold: retry.hold,
+  } as const;
+  if (retry.hold === 'run' || retry.retryAfterMs === null) {
+    await writeTransition(engine, runId, input);
+    return;
+  }
+  const until = engine.now() + retry.retryAfterMs;
+  await writeTransition(engine, runId, input, (run) => ({
+    scope: retry.hold === 'task' ? 'task' : 'group',
+    group: run.group ?? DEFAULT_GROUP,
+    until,
+  }));
 }
 
 /** Ends an attempt that was stopped before it returned, by why it was stopped. */

@@ -120,6 +120,7 @@ export class QueueLifecycle {
           version: definition.version,
           hash: definition.hash,
           definition: definition.canonical,
+          flow: definition.flow,
         });
         this.stopIfClosing();
       }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { ResolvedDefinition } from '../../machine/definition.js';
+import type { FlowLimits, TaskFlow } from '../../machine/flow.js';
 import type { CallbackKind, RetryPolicy } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
 import type { Json } from '../../util/json.js';
@@ -12,6 +13,12 @@ const schemaLike = v.custom<v.GenericSchema>(
   (input) => typeof input === 'object' && input !== null && (input as { kind?: unknown }).kind === 'schema',
   'must be a valibot schema',
 );
+
+const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+const rateSchema = strictObject({ max: int(1, 100_000), perMs: int(1, 86_400_000) });
+const limitsSchema = { concurrency: v.optional(int(1, 10_000)), rate: v.optional(rateSchema) };
+/** `define({ flow })`: the fleet-wide limits of a task and of each of its groups (SPEC section 11). */
+const flowSchema = strictObject({ ...limitsSchema, group: v.optional(strictObject(limitsSchema)) });
 
 const definitionSchema = strictObject({
   name: nameSchema,
@@ -26,6 +33,7 @@ const definitionSchema = strictObject({
       deadlineMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
     }),
   ),
+  flow: v.optional(flowSchema),
 });
 
 const handlerNames = ['execute', 'check', 'validateEvent', 'onSuccess', 'onFailure', 'onBatchSettled'] as const;
@@ -72,7 +80,17 @@ export function resolveDefinition(input: unknown, defaultPolicy: RetryPolicy): R
     },
     hash,
     canonical: canonical as unknown as Json,
+    flow: d.flow === undefined ? null : flowOf(d.flow),
   };
+}
+
+/** A flow as stored: only the limits given, in a fixed key order (not part of the definition's hash). */
+function flowOf(flow: v.InferOutput<typeof flowSchema>): TaskFlow {
+  const limits = (l: v.InferOutput<typeof flowSchema>['group']): FlowLimits => ({
+    ...(l?.concurrency === undefined ? {} : { concurrency: l.concurrency }),
+    ...(l?.rate === undefined ? {} : { rate: { max: l.rate.max, perMs: l.rate.perMs } }),
+  });
+  return { ...limits(flow), ...(flow.group === undefined ? {} : { group: limits(flow.group) }) };
 }
 
 /** Checks that `handlers` only has known handler names, each a function; throws `CONFIG_INVALID`. */

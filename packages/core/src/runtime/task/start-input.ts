@@ -22,6 +22,11 @@ export interface StartInput<Q> {
   limits?: { modelCalls?: number; deadlineAt?: string | Date };
   /** Among due runs, higher is claimed first: an integer -1000..1000, 0 by default; not part of the idempotency input. */
   priority?: number;
+  /**
+   * The flow-control group (1..256 bytes, no NUL): the task's `flow.group` limits apply to each group apart; runs
+   * without one share the default group. Not part of the idempotency input.
+   */
+  group?: string;
 }
 
 /** A checked start, ready for the store: the new run, its first history entry, and what errors about it carry. */
@@ -72,6 +77,7 @@ const startSchema = strictObject({
     }),
   ),
   priority: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-1000), v.maxValue(1000))),
+  group: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
 });
 
 /** An instant given as a `Date` or an ISO-8601 string with a zone, in epoch ms; anything else is `CONFIG_INVALID`. */
@@ -113,7 +119,7 @@ export function prepareStart(
   if (!('query' in (input as object))) {
     throw new DocketError('JSON_INVALID', 'query is required', { operation, details: { path: 'query' } });
   }
-  const { idempotencyKey, trigger, limits, priority } = parsed.output;
+  const { idempotencyKey, trigger, limits, priority, group } = parsed.output;
   const idem = idempotencyKey === undefined ? {} : { idempotencyKey };
   const limitsOfQuery = { bytes: engine.options.limits.queryBytes, ...JSON_STRUCTURE_LIMITS };
   const query = jsonSnapshot(parsed.output.query, 'query', limitsOfQuery, operation);
@@ -166,6 +172,7 @@ export function prepareStart(
     createdAt: now,
     priority: priority ?? 0,
     traceParent,
+    group: group ?? null,
   });
   return { run, history: startedEntry(run), idem };
 }

@@ -1,8 +1,18 @@
-import { claimDueAt, claimRankOf, compareClaimOrder, isClaimableAt, isRecoverableAt } from '../../machine/claimable.js';
+import { claimDueAt, isRecoverableAt } from '../../machine/claimable.js';
+import { needsFlow, type TaskFlowState } from '../../machine/flow.js';
 import type { RunRecord } from '../../machine/run-types.js';
 import { checkWrite } from '../checks.js';
 import type { SelectRequest, TaskKey } from '../contract.js';
-import { clone, type MemoryState, planEach } from './state.js';
+import {
+  flowCandidates,
+  flowStateOf,
+  holdsLeaseAfter,
+  mergeCandidates,
+  recordFlowClaims,
+  tasksByName,
+} from '../flow.js';
+import { memoryFlowReader, memoryFlowRecorder } from './flow.js';
+import { clone, key, type MemoryState, planEach } from './state.js';
 
 function taskMatches(run: RunRecord, tasks: readonly TaskKey[]): boolean {
   return tasks.some((t) => t.name === run.taskName && t.version === run.taskVersion);
@@ -24,10 +34,38 @@ function select(
   });
 }
 
-/** `Store.claimDue`: the runs of the given tasks claimable at `now`, in the claim order (`CLAIMABLE`). */
+/**
+ * `Store.claimDue`: the runs of the given tasks claimable at `now`, in the claim order (`CLAIMABLE`), within what the
+ * flow control of each task allows (`flowCandidates`); the claims a task's rates count are recorded with them.
+ */
 export function claimDue(m: MemoryState, request: SelectRequest): Promise<RunRecord[]> {
-  const due = (run: RunRecord) => isClaimableAt(run, request.now) && taskMatches(run, request.tasks);
-  return m.exclusive(() => select(m, request, due, (a, b) => compareClaimOrder(claimRankOf(a), claimRankOf(b))));
+  return m.exclusive(() => {
+    const { namespace, now } = request;
+    const reader = memoryFlowReader(m, namespace, now);
+    const candidates: RunRecord[] = [];
+    const flowing = new Map<string, TaskFlowState>();
+    for (const [name, versions] of tasksByName(request.tasks)) {
+      const state = flowStateOf(m.tasks.get(key(namespace, name)));
+      if (state === null || !needsFlow(state, now)) {
+        candidates.push(...reader.due(name, versions, null, request.limit));
+        continue;
+      }
+      flowing.set(name, state);
+      candidates.push(...flowCandidates(reader, state, name, versions, request));
+    }
+    const ordered = mergeCandidates(candidates, request.limit);
+    const written = planEach(ordered, request.limit, request.plan, (run, write) => {
+      checkWrite(run, write);
+      m.applyWrite(write);
+      return clone(write.run);
+    });
+    const recorder = memoryFlowRecorder(m, namespace);
+    for (const [name, state] of flowing) {
+      const claimed = written.filter((run) => run.taskName === name && holdsLeaseAfter(run));
+      recordFlowClaims(recorder, state, name, claimed, now);
+    }
+    return written;
+  });
 }
 
 /** `Store.recoverExpired`: running or pausing runs whose lease expired, earliest expiry first. */

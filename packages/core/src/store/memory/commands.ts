@@ -16,7 +16,14 @@ export function runCommand<T extends Json>(
     if (receipt) return { result: clone(receipt.result) as T, replayed: true, requestHash: receipt.requestHash };
     const run = command.runId === undefined ? undefined : m.runs.get(key(namespace, command.runId));
     const event = command.eventId === undefined ? undefined : m.events.get(key(namespace, command.eventId));
-    const decided = decideCommand(plan, run ? clone(run) : null, event ? clone(event) : null);
+    const task = command.taskName === undefined ? undefined : m.tasks.get(key(namespace, command.taskName));
+    const decided = decideCommand(
+      plan,
+      run ? clone(run) : null,
+      event ? clone(event) : null,
+      task ? clone(task) : null,
+    );
+    if (decided.task !== null) m.tasks.set(key(namespace, decided.task.name), clone(decided.task));
     if (decided.run !== null) m.applyWrite(decided.run.write);
     if (decided.event !== null) {
       m.events.set(key(namespace, decided.event.current.eventId), clone(decided.event.write));

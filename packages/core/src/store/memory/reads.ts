@@ -68,6 +68,7 @@ export async function listRuns(m: MemoryState, request: ListRunsRequest): Promis
     .filter((r) => r.namespace === request.namespace)
     .filter((r) => request.taskName === null || r.taskName === request.taskName)
     .filter((r) => request.status === null || r.status === request.status)
+    .filter((r) => request.group === undefined || (r.group ?? '') === request.group)
     .filter((r) => request.before === null || r.runId < request.before)
     .sort((a, b) => (a.runId < b.runId ? 1 : -1))
     .slice(0, request.limit)

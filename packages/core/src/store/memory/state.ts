@@ -1,10 +1,16 @@
+import { DEFAULT_GROUP } from '../../machine/flow.js';
 import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../../machine/run-types.js';
 import type { ScheduleRecord } from '../../machine/schedule-types.js';
 import type { Json } from '../../util/json.js';
-import type { DefinitionRecord, RunWrite, StoreCapabilities } from '../contract.js';
+import type { DefinitionRecord, RunWrite, StoreCapabilities, TaskRecord } from '../contract.js';
+import { heldTask } from '../flow.js';
 
 /** The key of a run or event in its namespace. */
 export const key = (namespace: string, id: string) => `${namespace}\u0000${id}`;
+
+/** The key of a task's group. */
+export const groupKey = (namespace: string, task: string, group: string | null) =>
+  `${namespace}\u0000${task}\u0000${group ?? DEFAULT_GROUP}`;
 
 /** A deep copy: nothing the store holds is shared with a caller. */
 export const clone = <T>(value: T): T => structuredClone(value);
@@ -21,6 +27,10 @@ export class MemoryState {
   readonly appTables = new Map<string, Map<string, Json>>();
   readonly commands = new Map<string, { requestHash: string; result: Json; createdAt: number }>();
   readonly schedules = new Map<string, ScheduleRecord>();
+  /** Flow control: tasks by `namespace, name`; groups by `namespace, task, group`; claim times by scope key. */
+  readonly tasks = new Map<string, TaskRecord>();
+  readonly groups = new Map<string, { lastClaimedAt: number | null; holdUntil: number | null }>();
+  readonly flowClaims = new Map<string, number[]>();
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly capabilities: StoreCapabilities) {}
@@ -43,6 +53,18 @@ export class MemoryState {
       const ek = key(event.namespace, event.eventId);
       if (!this.events.has(ek)) this.events.set(ek, clone(event));
     }
+    if (write.hold !== undefined) this.applyHold(write.run, write.hold);
+  }
+
+  /** Stores a `RetryAfterError` hold on the run's task or group. */
+  private applyHold(run: RunRecord, hold: NonNullable<RunWrite['hold']>): void {
+    const task = this.tasks.get(key(run.namespace, run.taskName));
+    if (task === undefined) return;
+    this.tasks.set(key(run.namespace, run.taskName), { ...task, ...heldTask(task, hold) });
+    if (hold.scope !== 'group') return;
+    const gk = groupKey(run.namespace, run.taskName, hold.group);
+    const group = this.groups.get(gk) ?? { lastClaimedAt: null, holdUntil: null };
+    this.groups.set(gk, { ...group, holdUntil: Math.max(group.holdUntil ?? 0, hold.until) });
   }
 
   /** The idempotency index key of a run with a key. */
@@ -60,6 +82,7 @@ export class MemoryState {
       commands: [...this.commands.entries()].sort(),
       definitions: [...this.definitions.entries()].sort(),
       schedules: [...this.schedules.entries()].sort(),
+      tasks: [...this.tasks.entries()].sort(),
       app: [...this.appTables.entries()].map(([t, rows]) => [t, [...rows.entries()].sort()]),
     });
   }

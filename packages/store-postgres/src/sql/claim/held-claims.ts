@@ -92,8 +92,9 @@ export class HeldClaims {
 
   /**
    * Folds a pure plan into the held claim of its run: answers its value's promise, or `undefined` when the run is not
-   * held (any more), or the plan answered a promise, wrote nothing, threw, or broke the write contract: then the
-   * caller waits for `ended` and decides it again on the committed row.
+   * held (any more), or the plan answered a promise, wrote nothing, threw, broke the write contract, or puts a flow
+   * hold (a write of the task's record, not the run's): then the caller waits for `ended` and decides it again on the
+   * committed row.
    */
   fuse<T>(namespace: string, runId: string, plan: TransactPlan<T, never>): Promise<T> | undefined {
     const run = this.held.get(runId);
@@ -103,7 +104,7 @@ export class HeldClaims {
       const answer = plan(undefined as never, run.latest);
       if (isThenable(answer)) return undefined;
       planned = answer;
-      if (planned.write === null) return undefined;
+      if (planned.write === null || planned.write.hold !== undefined) return undefined;
       checkWrite(run.latest, planned.write);
     } catch {
       return undefined;

@@ -1,9 +1,12 @@
-import type { PlainClaim, RunRecord, SelectRequest, TaskKey } from '@docket/core/store';
+import type { PlainClaim, RunRecord, SelectRequest, TaskKey, TaskRecord } from '@docket/core/store';
+import { flowStateOf, needsFlow, tasksByName } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
+import { classify, OutcomeTracker } from '../../errors.js';
 import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
+import { flowClaimIn, taskRecords } from '../flow.js';
 import { nextDueByPriority } from './due-by-priority.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
@@ -29,8 +32,40 @@ export function claimPathOf(ctx: PgContext, request: SelectRequest, expired: boo
   return ctx.holdClaims ? 'held' : 'plain';
 }
 
-/** `Store.claimDue` (and, with `expired`, `recoverExpired`): the claim by the path `claimPathOf` chooses. */
+/**
+ * `Store.claimDue` (and, with `expired`, `recoverExpired`): the tasks under flow control by the flow claim
+ * (`sql/flow.ts`), the others by the path `claimPathOf` chooses.
+ */
 export async function selectAndApply(ctx: PgContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
+  if (expired || request.tasks.length === 0) return claimByPath(ctx, request, expired);
+  const flowing = await flowingTasks(ctx, request);
+  if (flowing.size === 0) return claimByPath(ctx, request, expired);
+  const flowed = await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing));
+  for (const run of flowed) ctx.known.committed(run);
+  const rest = request.tasks.filter((task) => !flowing.has(task.name));
+  const limit = request.limit - flowed.length;
+  if (rest.length === 0 || limit <= 0) return flowed;
+  return [...flowed, ...(await claimByPath(ctx, { ...request, tasks: rest, limit }, false))];
+}
+
+/** The request's tasks that flow control must claim now (`needsFlow`), by name with their versions. */
+async function flowingTasks(ctx: PgContext, request: SelectRequest): Promise<Map<string, string[]>> {
+  const byName = tasksByName(request.tasks);
+  let records: Map<string, TaskRecord>;
+  try {
+    records = await taskRecords(ctx.live(), ctx.tables, request.namespace, [...byName.keys()]);
+  } catch (error) {
+    throw classify(error, new OutcomeTracker(), 'store.claimDue', {});
+  }
+  const flowing = new Map<string, string[]>();
+  for (const [name, versions] of byName) {
+    if (needsFlow(flowStateOf(records.get(name)), request.now)) flowing.set(name, versions);
+  }
+  return flowing;
+}
+
+/** A claim by the path `claimPathOf` chooses. */
+async function claimByPath(ctx: PgContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   const session = ctx.session;
   const path = claimPathOf(ctx, request, expired);
   const written =

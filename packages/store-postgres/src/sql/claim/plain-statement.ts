@@ -42,6 +42,7 @@ export interface PlainClaimRow {
   model_call_limit: number | null;
   priority: number;
   trace_parent: string | null;
+  group_key: string;
   /** Only when the request names several tasks. */
   task_name?: string;
   task_version?: string;
@@ -206,10 +207,11 @@ function answerColumns(tasks: number, first: number): string {
     'c.lease_token IS NULL',
     'c.lease_expires_at IS NULL',
     'c.retries = 0',
+    'c.rate_limited = 0',
     ...SHARED.map((column, i) => `c."${column}" = $${first + i}::text`),
   ].join(' AND ');
   const task = tasks === 1 ? '' : 'c.task_name, c.task_version, ';
-  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, c.trace_parent, ${task}
+  return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, c.trace_parent, c.group_key, ${task}
         CASE WHEN ${fresh} THEN NULL ELSE row_to_json(c)::text END AS docket_row`;
 }
 
@@ -238,6 +240,7 @@ function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValu
     createdAt: row.created_at,
     priority: row.priority,
     traceParent: row.trace_parent,
+    group: row.group_key === '' ? null : row.group_key,
   });
 }
 

@@ -1,0 +1,204 @@
+/**
+ * Flow control's decisions: which claims the limits of a task and of its groups allow now, and when they may allow
+ * more. Pure: a store reads what a limit needs (leases held, recent claims, holds) inside its claim transaction and
+ * asks these gates, one candidate at a time.
+ */
+
+/** At most `max` claims in any interval of `perMs` milliseconds. */
+export interface FlowRate {
+  max: number;
+  perMs: number;
+}
+
+/** The limits of one scope: the whole task, or each of its groups. */
+export interface FlowLimits {
+  /** The most runs holding a lease (`running` or `pausing`) at once. */
+  concurrency?: number;
+  rate?: FlowRate;
+}
+
+/** A task's flow limits (`define({ flow })`): for the whole fleet on one store. */
+export interface TaskFlow extends FlowLimits {
+  /** The same limits, applied to each group of the task separately. */
+  group?: FlowLimits;
+}
+
+/** The stored group of a run started without one (the default group); `RunInfo.group` shows it as `null`. */
+export const DEFAULT_GROUP = '';
+
+/** What a store read of one scope (the task or one group) at claim time. */
+export interface FlowScopeState {
+  /** Runs of the scope that hold a lease (`running` or `pausing`), expired leases included until recovered. */
+  leased: number;
+  /** Claims of the scope in the rate window ending now (`claimedAfter(now, rate)` excluded). */
+  claimsInWindow: number;
+  /** The earliest claim time within that window, or `null`. */
+  oldestClaimAt: number | null;
+  /** No claim of the scope before this time (a `RetryAfterError` hold), or `null`. */
+  holdUntil: number | null;
+}
+
+/** An empty scope: nothing leased, no claim, no hold. */
+export const EMPTY_SCOPE: FlowScopeState = Object.freeze({
+  leased: 0,
+  claimsInWindow: 0,
+  oldestClaimAt: null,
+  holdUntil: null,
+});
+
+/** Claims at or before this time are outside the rate window that ends at `now`. */
+export function claimedAfter(now: number, rate: FlowRate): number {
+  return now - rate.perMs;
+}
+
+/**
+ * One scope's limits as claims are admitted: `capacity()` is how many more it allows now, `take()` counts one claim,
+ * and `reopensAt()` says when a closed gate may open by itself (`null`: only when a lease is given back).
+ */
+export class FlowGate {
+  private leased: number;
+  private claims: number;
+
+  constructor(
+    private readonly limits: FlowLimits | undefined,
+    private readonly state: FlowScopeState,
+    private readonly now: number,
+  ) {
+    this.leased = state.leased;
+    this.claims = state.claimsInWindow;
+  }
+
+  /** How many more claims the scope allows now (`Infinity` without limits). */
+  capacity(): number {
+    if (this.state.holdUntil !== null && this.state.holdUntil > this.now) return 0;
+    let left = Number.POSITIVE_INFINITY;
+    const concurrency = this.limits?.concurrency;
+    if (concurrency !== undefined) left = Math.min(left, concurrency - this.leased);
+    const rate = this.limits?.rate;
+    if (rate !== undefined) left = Math.min(left, rate.max - this.claims);
+    return Math.max(0, left);
+  }
+
+  /** Counts `count` admitted claims. */
+  take(count = 1): void {
+    this.leased += count;
+    this.claims += count;
+  }
+
+  /** When a gate with no capacity may open without a lease being given back, or `null`. */
+  reopensAt(): number | null {
+    const hold = this.state.holdUntil;
+    if (hold !== null && hold > this.now) return hold;
+    const rate = this.limits?.rate;
+    const concurrencyFull = this.limits?.concurrency !== undefined && this.leased >= this.limits.concurrency;
+    if (concurrencyFull || rate === undefined || this.claims < rate.max) return null;
+    const oldest = this.state.oldestClaimAt ?? this.now;
+    return oldest + rate.perMs;
+  }
+}
+
+/** Whether a task's limits name any group limit (then claims go group by group). */
+export function hasGroupLimits(flow: TaskFlow | null): boolean {
+  return flow?.group?.concurrency !== undefined || flow?.group?.rate !== undefined;
+}
+
+/** What a store knows of a task when it claims: its limits, whether it is paused, and the holds on it. */
+export interface TaskFlowState {
+  flow: TaskFlow | null;
+  paused: boolean;
+  /** No run of the task is claimed before this time (`hold: 'task'`), or `null`. */
+  holdUntil: number | null;
+  /** The latest hold of any of its groups (`hold: 'group'`), or `null`: while in the future, claims go group by group. */
+  groupHoldUntil: number | null;
+}
+
+/** Whether a claim of the task must go through flow control at `now` (else the plain claim order applies as it is). */
+export function needsFlow(state: TaskFlowState | null, now: number): boolean {
+  if (state === null) return false;
+  return (
+    state.paused ||
+    state.flow !== null ||
+    (state.holdUntil !== null && state.holdUntil > now) ||
+    (state.groupHoldUntil !== null && state.groupHoldUntil > now)
+  );
+}
+
+/** Whether claims of the task go group by group at `now`: it has group limits, or one of its groups is held. */
+export function claimsByGroup(state: TaskFlowState, now: number): boolean {
+  return hasGroupLimits(state.flow) || (state.groupHoldUntil !== null && state.groupHoldUntil > now);
+}
+
+/** Orders groups for a claim: the least recently claimed first (never claimed before all), then by key. */
+export function compareGroupTurn(
+  a: { group: string; lastClaimedAt: number | null },
+  b: { group: string; lastClaimedAt: number | null },
+): number {
+  const at = (a.lastClaimedAt ?? -1) - (b.lastClaimedAt ?? -1);
+  if (at !== 0) return at;
+  return a.group < b.group ? -1 : a.group > b.group ? 1 : 0;
+}
+
+/** The earlier of two reopening times, `null` meaning "when a lease is given back" (never earlier than a time). */
+export function earlierReopening(a: number | null | undefined, b: number | null): number | null {
+  if (a === undefined) return b;
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
+
+/** One group with due runs, as a claim sees it: when it was last claimed and its scope's state. */
+export interface GroupTurn {
+  group: string;
+  lastClaimedAt: number | null;
+  scope: FlowScopeState;
+}
+
+/**
+ * How many due runs a flow claim may take: `all` of the task's due runs in the claim order up to `take`, or `groups`,
+ * each with how many of its own due runs (least recently claimed group first). `heldBack` is set when a limit, a hold
+ * or a pause left due runs unclaimed: when the claim may succeed again (`null`: once a lease is given back).
+ */
+export interface FlowClaimPlan {
+  mode: 'all' | 'groups';
+  take: number;
+  groups: { group: string; take: number }[];
+  heldBack?: number | null;
+}
+
+/**
+ * Decides a flow claim of one task at `now` from what the store read: the task's state and scope, and, when claims go
+ * by group, each group with due runs. Every admitted run counts against both the task's and its group's limits.
+ */
+export function planFlowClaim(input: {
+  state: TaskFlowState;
+  task: FlowScopeState;
+  groups: readonly GroupTurn[];
+  limit: number;
+  now: number;
+}): FlowClaimPlan {
+  const { state, now } = input;
+  if (state.paused) return { mode: 'all', take: 0, groups: [], heldBack: null };
+  const taskGate = new FlowGate(state.flow ?? undefined, { ...input.task, holdUntil: state.holdUntil }, now);
+  const capacity = taskGate.capacity();
+  let left = Math.min(input.limit, capacity);
+  if (left === 0) return { mode: 'all', take: 0, groups: [], heldBack: taskGate.reopensAt() };
+  if (!claimsByGroup(state, now)) {
+    if (capacity >= input.limit) return { mode: 'all', take: left, groups: [] };
+    taskGate.take(left);
+    return { mode: 'all', take: left, groups: [], heldBack: taskGate.reopensAt() };
+  }
+  const plan: FlowClaimPlan = { mode: 'groups', take: 0, groups: [] };
+  for (const turn of [...input.groups].sort(compareGroupTurn)) {
+    const gate = new FlowGate(state.flow?.group, turn.scope, now);
+    const take = Math.min(left, gate.capacity());
+    if (take === 0) {
+      plan.heldBack = earlierReopening(plan.heldBack, gate.reopensAt());
+      continue;
+    }
+    plan.groups.push({ group: turn.group, take });
+    plan.take += take;
+    left -= take;
+    if (left === 0) break;
+  }
+  return plan;
+}

@@ -1,0 +1,188 @@
+/**
+ * The part of flow control every store repeats: a task's record at registration, the holds a write puts on it, a
+ * flow claim's candidates from what the store reads, and the claims it records afterwards. Core's decisions are in
+ * `machine/flow.ts`; a store supplies the reads (`FlowReader`) and the writes (`FlowRecorder`) in its claim
+ * transaction.
+ */
+import { claimRankOf, compareClaimOrder } from '../machine/claimable.js';
+import {
+  claimsByGroup,
+  DEFAULT_GROUP,
+  type FlowClaimPlan,
+  type FlowRate,
+  type FlowScopeState,
+  type GroupTurn,
+  planFlowClaim,
+  type TaskFlowState,
+} from '../machine/flow.js';
+import type { RunRecord } from '../machine/run-types.js';
+import type { FlowHold } from '../machine/run-write.js';
+import type { DefinitionRecord, SelectRequest, TaskKey, TaskRecord } from './contract.js';
+
+/** A task's record after `def` is registered: its versions grown, its limits replaced; a new task is not paused. */
+export function registeredTask(current: TaskRecord | null, def: DefinitionRecord, now: number): TaskRecord {
+  if (current === null) {
+    return {
+      namespace: def.namespace,
+      name: def.name,
+      versions: [def.version],
+      flow: def.flow,
+      paused: false,
+      revision: 1,
+      holdUntil: null,
+      groupHoldUntil: null,
+      updatedAt: now,
+    };
+  }
+  const versions = current.versions.includes(def.version) ? current.versions : [...current.versions, def.version];
+  return { ...current, versions, flow: def.flow, updatedAt: now };
+}
+
+/** The task's hold times after a `hold` (a later hold never shortens an earlier one). */
+export function heldTask(
+  current: Pick<TaskRecord, 'holdUntil' | 'groupHoldUntil'>,
+  hold: FlowHold,
+): { holdUntil: number | null; groupHoldUntil: number | null } {
+  const later = (a: number | null) => (a === null ? hold.until : Math.max(a, hold.until));
+  return hold.scope === 'task'
+    ? { holdUntil: later(current.holdUntil), groupHoldUntil: current.groupHoldUntil }
+    : { holdUntil: current.holdUntil, groupHoldUntil: later(current.groupHoldUntil) };
+}
+
+/** A task's state as a claim reads it. */
+export function flowStateOf(task: TaskRecord | null | undefined): TaskFlowState | null {
+  if (task === null || task === undefined) return null;
+  return { flow: task.flow, paused: task.paused, holdUntil: task.holdUntil, groupHoldUntil: task.groupHoldUntil };
+}
+
+/** What a flow claim reads, inside the claim's transaction. `R` is the store's candidate row. */
+export interface FlowReader<R> {
+  /** The task's runs holding a lease and its claims since `after` (when it has a rate). */
+  taskScope(taskName: string, rate: FlowRate | undefined, after: number): FlowScopeState;
+  /** Each group of the task with runs of `versions` due at `now`, with its scope (leases, claims since `after`, hold). */
+  groupTurns(
+    taskName: string,
+    versions: readonly string[],
+    rate: FlowRate | undefined,
+    after: number,
+    now: number,
+  ): GroupTurn[];
+  /** Up to `limit` due runs of the versions (of one group, or of any with `null`), in the claim order. */
+  due(taskName: string, versions: readonly string[], group: string | null, limit: number): R[];
+}
+
+/**
+ * One flow-controlled task's candidates for a claim of at most `limit` runs: what `planFlowClaim` allows, read by
+ * `reader`. Tells `request.heldBack` when limits left due runs unclaimed.
+ */
+export function flowCandidates<R>(
+  reader: FlowReader<R>,
+  state: TaskFlowState,
+  taskName: string,
+  versions: readonly string[],
+  request: Pick<SelectRequest, 'limit' | 'now' | 'heldBack'>,
+): R[] {
+  const { now } = request;
+  const flow = state.flow;
+  const plan = flowPlanOf(
+    state,
+    () => reader.taskScope(taskName, flow?.rate, windowStart(now, flow?.rate)),
+    () => reader.groupTurns(taskName, versions, flow?.group?.rate, windowStart(now, flow?.group?.rate), now),
+    request,
+  );
+  if (plan.take === 0) return [];
+  if (plan.mode === 'all') return reader.due(taskName, versions, null, plan.take);
+  const rows: R[] = [];
+  for (const turn of plan.groups) rows.push(...reader.due(taskName, versions, turn.group, turn.take));
+  return rows;
+}
+
+/**
+ * Core's plan for one flow-controlled task (`planFlowClaim`) from what the store reads: `task()` and, when claims go
+ * by group, `groups()` are only called when the plan needs them. Tells `request.heldBack` when limits held runs back.
+ */
+export function flowPlanOf(
+  state: TaskFlowState,
+  task: () => FlowScopeState,
+  groups: () => GroupTurn[],
+  request: Pick<SelectRequest, 'limit' | 'now' | 'heldBack'>,
+): FlowClaimPlan {
+  const { now } = request;
+  const byGroup = !state.paused && claimsByGroup(state, now);
+  const plan = planFlowClaim({
+    state,
+    task: state.paused ? EMPTY : task(),
+    groups: byGroup ? groups() : [],
+    limit: request.limit,
+    now,
+  });
+  if (plan.heldBack !== undefined) request.heldBack?.(plan.heldBack);
+  return plan;
+}
+
+/** The rate window's start for a scope with a rate (its claims after it count), else `now`. */
+export function windowStart(now: number, rate: FlowRate | undefined): number {
+  return rate === undefined ? now : now - rate.perMs;
+}
+
+const EMPTY: FlowScopeState = { leased: 0, claimsInWindow: 0, oldestClaimAt: null, holdUntil: null };
+
+/** What a store writes after a flow claim: the claims its rates count, and when each group was last claimed. */
+export interface FlowRecorder {
+  /** Records `count` claims at `at` of the task (`group: null`) or of one group. */
+  addClaims(taskName: string, group: string | null, at: number, count: number): void;
+  /** Forgets the task's (`group: null`) or its groups' claims at or before `before`. */
+  prune(taskName: string, groups: boolean, before: number): void;
+  /** Marks the groups as claimed at `at`. */
+  touchGroups(taskName: string, groups: readonly string[], at: number): void;
+}
+
+/**
+ * Records what a flow claim of one task took: `claimed` are the runs it wrote that now hold a lease. Claims are kept
+ * only for the rates the task has, and only as long as their window.
+ */
+export function recordFlowClaims(
+  recorder: FlowRecorder,
+  state: TaskFlowState,
+  taskName: string,
+  claimed: readonly RunRecord[],
+  now: number,
+): void {
+  const flow = state.flow;
+  const byGroup = new Map<string, number>();
+  for (const run of claimed) {
+    const group = run.group ?? DEFAULT_GROUP;
+    byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+  }
+  if (flow?.rate !== undefined) {
+    recorder.prune(taskName, false, now - flow.rate.perMs);
+    if (claimed.length > 0) recorder.addClaims(taskName, null, now, claimed.length);
+  }
+  if (flow?.group?.rate !== undefined) {
+    recorder.prune(taskName, true, now - flow.group.rate.perMs);
+    for (const [group, count] of byGroup) recorder.addClaims(taskName, group, now, count);
+  }
+  if (byGroup.size > 0 && claimsByGroup(state, now)) recorder.touchGroups(taskName, [...byGroup.keys()], now);
+}
+
+/** The request's tasks by name (flow control counts every version of a name together), in first-seen order. */
+export function tasksByName(tasks: readonly TaskKey[]): Map<string, string[]> {
+  const byName = new Map<string, string[]>();
+  for (const task of tasks) {
+    const versions = byName.get(task.name);
+    if (versions === undefined) byName.set(task.name, [task.version]);
+    else versions.push(task.version);
+  }
+  return byName;
+}
+
+/** Sorts candidates of several tasks (or versions) in the claim order, and keeps the first `limit`. */
+export function mergeCandidates(runs: RunRecord[], limit: number): RunRecord[] {
+  runs.sort((a, b) => compareClaimOrder(claimRankOf(a), claimRankOf(b)));
+  return runs.length > limit ? runs.slice(0, limit) : runs;
+}
+
+/** Whether a run write leaves the run holding a lease: a claim a flow limit counts. */
+export function holdsLeaseAfter(run: RunRecord): boolean {
+  return (run.status === 'running' || run.status === 'pausing') && run.lease !== null;
+}

@@ -1,0 +1,195 @@
+import { expect, it } from 'vitest';
+import type { HistoryEntry } from '../machine/run-types.js';
+import type { TaskHandlers } from '../runtime/task/handlers.js';
+import type { Json } from '../util/json.js';
+import { RetryAfterError } from '../util/retry-errors.js';
+import { describeArea, type HarnessFactory, sleep, waitForStatus } from './harness.js';
+
+/** Claim times (ms) of runs, from their `CLAIMED` history entries. */
+function claimTimes(histories: readonly HistoryEntry[][]): number[] {
+  return histories
+    .flat()
+    .filter((entry) => entry.reason === 'CLAIMED')
+    .map((entry) => Date.parse(entry.at))
+    .sort((a, b) => a - b);
+}
+
+/** The most claims in any window `[t, t + perMs)`. */
+function mostInWindow(times: readonly number[], perMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while ((times[i] as number) - (times[j] as number) >= perMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+/** Counts pages in flight, overall and per group, and remembers the peaks. */
+function inFlight() {
+  const groups = new Map<string, number>();
+  const peak = { all: 0, perGroup: 0, groupsAtOnce: 0 };
+  let all = 0;
+  return {
+    peak,
+    enter(group: string) {
+      all++;
+      groups.set(group, (groups.get(group) ?? 0) + 1);
+      peak.all = Math.max(peak.all, all);
+      peak.perGroup = Math.max(peak.perGroup, groups.get(group) as number);
+      peak.groupsAtOnce = Math.max(peak.groupsAtOnce, [...groups.values()].filter((n) => n > 0).length);
+    },
+    leave(group: string) {
+      all--;
+      groups.set(group, (groups.get(group) as number) - 1);
+    },
+  };
+}
+
+/** Flow control: fleet-wide concurrency, rates, groups, holds and paused tasks, with two consumers on one store. */
+export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
+  describeArea('flow', factory, (area) => {
+    /** Opens two consumers (two store objects) of one task with the given flow and a page of `pageMs`. */
+    async function twoConsumers(flow: Json, pageMs: number, counter = inFlight()) {
+      const h = await area.harness();
+      const definition = { name: 'limited', version: '1', flow: flow as never };
+      const handlers: TaskHandlers<Json, Json, Tx> = {
+        async execute(ctx) {
+          const group = String((ctx.query as { group?: string } | null)?.group ?? '');
+          counter.enter(group);
+          await sleep(pageMs);
+          counter.leave(group);
+          return ctx.end();
+        },
+      };
+      const a = await area.open(h.store, definition, handlers, { runtime: { workerId: 'a', concurrency: 4 } });
+      await area.open(h.secondStore(), definition, handlers, { runtime: { workerId: 'b', concurrency: 4 } });
+      return { h, task: a.task, queue: a.queue, counter };
+    }
+
+    it('never leases more runs of a task than flow.concurrency across two consumers, and reaches it', async () => {
+      const { task, counter } = await twoConsumers({ concurrency: 2 }, 25);
+      const runs = await Promise.all(Array.from({ length: 12 }, (_, i) => task.start({ query: { i } })));
+      for (const { runId } of runs) await waitForStatus(task, runId, 'success');
+      expect(counter.peak.all).toBe(2);
+    });
+
+    it('holds each group to flow.group.concurrency while several groups run at once', async () => {
+      const { task, counter } = await twoConsumers({ group: { concurrency: 1 } }, 25);
+      const inputs = Array.from({ length: 12 }, (_, i) => ({ query: { group: `g${i % 4}` }, group: `g${i % 4}` }));
+      const runs = await task.startMany(inputs);
+      for (const { runId } of runs) await waitForStatus(task, runId, 'success');
+      expect(counter.peak.perGroup).toBe(1);
+      expect(counter.peak.groupsAtOnce).toBeGreaterThan(1);
+    });
+
+    it('claims at most rate.max runs in any window of rate.perMs', async () => {
+      const { h, task } = await twoConsumers({ rate: { max: 3, perMs: 300 } }, 1);
+      const runs = await Promise.all(Array.from({ length: 9 }, (_, i) => task.start({ query: { i } })));
+      for (const { runId } of runs) await waitForStatus(task, runId, 'success');
+      const histories = await Promise.all(runs.map(({ runId }) => h.store.getHistory('default', runId)));
+      const times = claimTimes(histories);
+      expect(times).toHaveLength(9);
+      expect(mostInWindow(times, 300)).toBeLessThanOrEqual(3);
+    });
+
+    it('a group at its rate never holds back another group', async () => {
+      const { task } = await twoConsumers({ group: { rate: { max: 1, perMs: 60_000 } } }, 1);
+      const first = await task.startMany([
+        { query: { group: 'slow' }, group: 'slow' },
+        { query: { group: 'slow' }, group: 'slow' },
+      ]);
+      const other = await task.start({ query: { group: 'other' }, group: 'other' });
+      await waitForStatus(task, other.runId, 'success');
+      const statuses = await Promise.all(first.map(({ runId }) => task.get(runId)));
+      expect(statuses.map((run) => run?.status).sort()).toEqual(['pending', 'success']);
+    });
+
+    it("a RetryAfterError with hold: 'task' holds every run of the task, without consuming an attempt", async () => {
+      const h = await area.harness();
+      const claimedAt: number[] = [];
+      let thrown = false;
+      const { task } = await area.open(
+        h.store,
+        { name: 'held', version: '1' },
+        {
+          execute(ctx) {
+            claimedAt.push(Date.now());
+            if (!thrown) {
+              thrown = true;
+              throw new RetryAfterError('429 from the provider', { retryAfterMs: 400, hold: 'task' });
+            }
+            return ctx.end();
+          },
+        },
+      );
+      const first = await task.start({ query: 0 });
+      await waitForStatus(task, first.runId, 'retrying');
+      const held = await task.get(first.runId);
+      expect(held).toMatchObject({ reason: 'RATE_LIMITED', attempt: 1, rateLimited: 1, businessFailures: 0 });
+      const heldAt = Date.now();
+      const second = await task.start({ query: 1 });
+      await waitForStatus(task, second.runId, 'success');
+      await waitForStatus(task, first.runId, 'success');
+      // The second run, due at once, waited for the task's hold.
+      expect(claimedAt[1]).toBeGreaterThanOrEqual(heldAt + 300);
+    });
+
+    it('a paused task accepts starts and runs nothing until resumed, while another task runs', async () => {
+      const h = await area.harness();
+      const { queue, task } = await area.open(
+        h.store,
+        { name: 'pausable', version: '1' },
+        {
+          execute: (ctx) => ctx.end(),
+        },
+      );
+      const other = await area.open(h.secondStore(), { name: 'other', version: '1' }, { execute: (ctx) => ctx.end() });
+      const [listed] = (await queue.operator.tasks.list()).filter((t) => t.name === 'pausable');
+      expect(listed).toMatchObject({ name: 'pausable', versions: ['1'], paused: false, revision: 1, flow: null });
+      const pause = { task: 'pausable', expectedRevision: 1, reason: 'provider outage', commandId: 'pause-1' };
+      expect(await queue.operator.tasks.pause(pause)).toEqual({
+        kind: 'applied',
+        task: 'pausable',
+        revision: 2,
+        paused: true,
+        changed: true,
+      });
+      expect(await queue.operator.tasks.pause(pause)).toMatchObject({ kind: 'applied', revision: 2 });
+      const runs = await Promise.all(Array.from({ length: 5 }, (_, i) => task.start({ query: i })));
+      const elsewhere = await other.task.start({ query: 'x' });
+      await waitForStatus(other.task, elsewhere.runId, 'success');
+      await sleep(100);
+      for (const { runId } of runs) expect((await task.get(runId))?.status).toBe('pending');
+      await expect(
+        queue.operator.tasks.resume({ task: 'pausable', expectedRevision: 1, reason: 'back', commandId: 'r-0' }),
+      ).rejects.toMatchObject({ code: 'REVISION_CONFLICT' });
+      const resume = { task: 'pausable', expectedRevision: 2, reason: 'back', commandId: 'resume-1' };
+      expect(await queue.operator.tasks.resume(resume)).toMatchObject({ kind: 'applied', revision: 3, paused: false });
+      for (const { runId } of runs) await waitForStatus(task, runId, 'success');
+      expect(
+        await queue.operator.tasks.resume({ task: 'pausable', expectedRevision: 3, reason: 'again', commandId: 'r-2' }),
+      ).toMatchObject({ kind: 'noop', revision: 3, paused: false, changed: false });
+      expect(
+        await queue.operator.tasks.pause({ task: 'nothing', expectedRevision: 1, reason: 'x', commandId: 'p-x' }),
+      ).toEqual({ kind: 'not_found', task: 'nothing' });
+    });
+
+    it('keeps the group on the run, lists by group, and shows the flow limits', async () => {
+      const h = await area.harness();
+      const flow = { concurrency: 5, rate: { max: 10, perMs: 1000 }, group: { concurrency: 2 } };
+      const { queue, task } = await area.open(h.store, { name: 'grouped', version: '1', flow }, undefined, {
+        runtime: { mode: 'producer' },
+      });
+      const a = await task.start({ query: 1, group: 'tenant-a' });
+      const [b] = await task.startMany([{ query: 2, group: 'tenant-b' }]);
+      const none = await task.start({ query: 3 });
+      expect((await task.get(a.runId))?.group).toBe('tenant-a');
+      expect((await task.get(none.runId))?.group).toBeNull();
+      const listed = await queue.operator.runs.list({ group: 'tenant-b' });
+      expect(listed.items.map((item) => item.runId)).toEqual([b?.runId]);
+      const [info] = await queue.operator.tasks.list();
+      expect(info).toMatchObject({ name: 'grouped', flow, paused: false });
+      expect(info?.byStatus.pending).toBe(3);
+    });
+  });
+}
