@@ -11,6 +11,7 @@ import { schedulesCommand } from './schedules-command.js';
 import { statsCommand } from './stats-command.js';
 import { openCommandStore } from './stores.js';
 import { closest } from './suggest.js';
+import { tasksCommand } from './tasks-command.js';
 import { COMMAND_USAGE, USAGE } from './usage.js';
 
 /** Where the command writes; tests pass their own. */
@@ -38,6 +39,7 @@ const FLAGS = {
   version: { type: 'boolean' },
   status: { type: 'string' },
   task: { type: 'string' },
+  group: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   payloads: { type: 'boolean' },
@@ -61,7 +63,7 @@ function parse(argv: string[]) {
 
 /** Which flags each command takes beside the global ones. */
 const ALLOWED: Record<string, string[]> = {
-  'runs list': ['status', 'task', 'limit', 'cursor', 'payloads'],
+  'runs list': ['status', 'task', 'group', 'limit', 'cursor', 'payloads'],
   'runs get': [],
   'runs history': [],
   'runs cancel': ['reason', 'expected-revision', 'command-id'],
@@ -72,6 +74,9 @@ const ALLOWED: Record<string, string[]> = {
   'schedules list': ['limit', 'cursor'],
   'schedules pause': ['reason', 'expected-revision', 'command-id'],
   'schedules resume': ['reason', 'expected-revision', 'command-id'],
+  'tasks list': [],
+  'tasks pause': ['reason', 'expected-revision', 'command-id'],
+  'tasks resume': ['reason', 'expected-revision', 'command-id'],
   'dead-letters replay': ['reason', 'expected-revision', 'command-id'],
   gc: [],
   health: [],
@@ -90,6 +95,8 @@ const STEERING = [
   'dead-letters replay',
   'schedules pause',
   'schedules resume',
+  'tasks pause',
+  'tasks resume',
 ];
 const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
 const WRITES = new Set([...STEERING, 'gc']);
@@ -180,7 +187,8 @@ function checkUsage(command: string, values: Values, positionals: string[]): Che
     throw new UsageError(`${wrong}${endOfOptionsHint(args)}`);
   }
   const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
-  if ((steers || command === 'schedules pause' || command === 'schedules resume') && !values.reason) {
+  const pauses = ['schedules pause', 'schedules resume', 'tasks pause', 'tasks resume'].includes(command);
+  if ((steers || pauses) && !values.reason) {
     throw new UsageError(`${command} needs --reason <text>`);
   }
   if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
@@ -282,6 +290,10 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
     case 'schedules pause':
     case 'schedules resume':
       return schedulesCommand(op, command.slice(10) as 'list' | 'pause' | 'resume', id, o, print);
+    case 'tasks list':
+    case 'tasks pause':
+    case 'tasks resume':
+      return tasksCommand(op, command.slice(6) as 'list' | 'pause' | 'resume', id, o, print);
     case 'gc': {
       const collected = await op.maintenance.collect();
       print(

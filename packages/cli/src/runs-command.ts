@@ -4,6 +4,7 @@ import { historyTable, runDetails, runsTable } from './format.js';
 /** What the `runs` commands read of the parsed flags. */
 export interface RunsFlags {
   task?: string | undefined;
+  group?: string | undefined;
   status?: string | undefined;
   limit: number | undefined;
   cursor?: string | undefined;
@@ -26,6 +27,7 @@ export async function runsCommand(
     case 'runs list': {
       const page = await op.runs.list({
         ...(o.task ? { taskName: o.task } : {}),
+        ...(o.group ? { group: o.group } : {}),
         ...(o.status ? { status: o.status as RunStatus } : {}),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.cursor ? { cursor: o.cursor } : {}),

@@ -6,7 +6,7 @@ export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgr
        docket --version | --help
 
 commands:
-  runs list [--status <s>] [--task <name>] [--limit <n>] [--cursor <c>] [--payloads]
+  runs list [--status <s>] [--task <name>] [--group <g>] [--limit <n>] [--cursor <c>] [--payloads]
   runs get <runId>
   runs history <runId>
   runs cancel|pause|resume|retry <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
@@ -14,6 +14,8 @@ commands:
   dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
   schedules list [--limit <n>] [--cursor <c>]
   schedules pause|resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  tasks list
+  tasks pause|resume <taskName> --reason <text> [--expected-revision <n>] [--command-id <id>]
   gc
   health
   stats [--task <name>]
@@ -31,8 +33,9 @@ const steer = (
 
 /** Each command's own usage. */
 export const COMMAND_USAGE: Record<string, string> = {
-  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
-  Lists runs newest first: status, reason, task, page, attempt, age, revision (--payloads: query and state too, with --json).`,
+  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--group <g>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
+  Lists runs newest first: status, reason, task, page, attempt, age, revision (--payloads: query and state too, with --json).
+  --group: only the runs started in that flow-control group.`,
   'runs get': 'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included.',
   'runs history':
     'usage: docket --db <file> runs history <runId>\n  Shows every transition in order, with time, reason, actor and detail.',
@@ -50,6 +53,12 @@ export const COMMAND_USAGE: Record<string, string> = {
   Stops the schedule from firing; the runs it made stay.`,
   'schedules resume': `usage: docket --db <file> schedules resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   Lets the schedule fire again from its next slot after now; the slots of the pause are not caught up.`,
+  'tasks list': `usage: docket --db <file> tasks list
+  Lists tasks by name: versions, active or paused, flow limits, runs waiting and running, revision.`,
+  'tasks pause': `usage: docket --db <file> tasks pause <taskName> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Stops every process from claiming the task's runs (every version); pages running finish, starts are still accepted.`,
+  'tasks resume': `usage: docket --db <file> tasks resume <taskName> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  Lets the task's runs be claimed again.`,
   gc: 'usage: docket --db <file> gc\n  Deletes what retention allows; never a run whose callbacks are unsettled.',
   migrate: `usage: docket --db <file> migrate [--dry-run]
   Creates or upgrades Docket's tables in the file (or --database-url schema); the one command that does. With

@@ -3,6 +3,8 @@
  * authors import the contract and its helpers from `@docket/core/store`; tests import the memory store and the
  * conformance suite from `@docket/core/conformance`.
  */
+
+export type { FlowLimits, FlowRate, TaskFlow } from './machine/flow.js';
 export type {
   Backoff,
   CallbackCounts,
@@ -43,6 +45,12 @@ export type {
 export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator/schedules.js';
 export type { SettledPerMinute } from './runtime/operator/settled.js';
 export type { Stats, StatusCounts } from './runtime/operator/stats.js';
+export type {
+  OperatorTasks,
+  TaskCommand,
+  TaskCommandResult,
+  TaskInfo,
+} from './runtime/operator/tasks.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/page/model.js';
 export {
   type CloseResult,

@@ -4,6 +4,7 @@ import type { DashboardEnv } from './app.js';
 import { staleNotice } from './notices.js';
 import { deadLettersPage } from './pages/dead-letters.js';
 import { errorPage, statusOf } from './pages/error.js';
+import { overviewPage } from './pages/overview.js';
 import { runPage } from './pages/run.js';
 import { schedulesPage } from './pages/schedules.js';
 
@@ -11,6 +12,8 @@ import { schedulesPage } from './pages/schedules.js';
 export const RUN_VERBS = new Set(['pause', 'resume', 'cancel', 'retry']);
 /** The schedule verbs a form may post. */
 export const SCHEDULE_VERBS = new Set(['pause', 'resume']);
+/** The task verbs a form may post. */
+export const TASK_VERBS = new Set(['pause', 'resume']);
 
 type Form = Record<string, unknown>;
 
@@ -68,6 +71,21 @@ export async function scheduleAction(c: Context<DashboardEnv>, operator: Operato
   } catch (error) {
     if (!isDocketError(error, 'REVISION_CONFLICT')) throw error;
     return c.html(await schedulesPage(page, operator, undefined, staleNotice('The schedule', null)), 409);
+  }
+}
+
+/** POST `/tasks/:name/:verb`: pauses or resumes a task for the whole fleet, then shows the overview. */
+export async function taskAction(c: Context<DashboardEnv>, operator: Operator, form: Form): Promise<Response> {
+  const task = c.req.param('name') as string;
+  const verb = c.req.param('verb') as 'pause' | 'resume';
+  const page = c.get('page');
+  try {
+    const result = await operator.tasks[verb]({ task, ...command(form) });
+    if (result.kind === 'not_found') return c.html(errorPage(page, 'Task not found', `no task ${task}`), 404);
+    return c.redirect(`${page.base}/?notice=${verb}:${result.kind}`, 303);
+  } catch (error) {
+    if (!isDocketError(error, 'REVISION_CONFLICT')) throw error;
+    return c.html(await overviewPage(page, operator, staleNotice('The task', null)), 409);
   }
 }
 

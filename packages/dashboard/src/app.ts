@@ -1,7 +1,16 @@
 import type { Operator } from '@docket/core';
 import { type Context, Hono, type Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { RUN_VERBS, renderError, replayAction, runAction, SCHEDULE_VERBS, scheduleAction } from './actions.js';
+import {
+  RUN_VERBS,
+  renderError,
+  replayAction,
+  runAction,
+  SCHEDULE_VERBS,
+  scheduleAction,
+  TASK_VERBS,
+  taskAction,
+} from './actions.js';
 import type { PageContext } from './html.js';
 import { noticeOf } from './notices.js';
 import type { DashboardConfig } from './options.js';
@@ -39,7 +48,9 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
   root.use('*', (c, next) => guard(c, next, config, csrf));
   root.get('/assets/style.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }));
   root.get('/assets/favicon.svg', (c) => c.body(FAVICON, 200, { 'content-type': 'image/svg+xml' }));
-  root.get('/', async (c) => c.html(await overviewPage(c.get('page'), await config.operator())));
+  root.get('/', async (c) =>
+    c.html(await overviewPage(c.get('page'), await config.operator(), noticeOf(c.req.query('notice')))),
+  );
   root.get('/runs', async (c) => {
     const filter = { task: c.req.query('task'), status: c.req.query('status'), cursor: c.req.query('cursor') };
     return c.html(await runsPage(c.get('page'), await config.operator(), filter));
@@ -74,6 +85,7 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
   root.post('/runs/:id/:verb', (c) => post(c, config, RUN_VERBS, runAction));
   root.post('/dead-letters/:eventId/replay', (c) => post(c, config, null, replayAction));
   root.post('/schedules/:id/:verb', (c) => post(c, config, SCHEDULE_VERBS, scheduleAction));
+  root.post('/tasks/:name/:verb', (c) => post(c, config, TASK_VERBS, taskAction));
   app.notFound((c) => c.html(errorPage(c.get('page') ?? fallbackPage(config), 'Not found', 'no such page'), 404));
   app.onError((error, c) => {
     if (c.get('page') === undefined) c.set('page', fallbackPage(config));

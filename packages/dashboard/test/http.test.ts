@@ -151,6 +151,26 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
     expect((await ops.schedules.list()).items[0]).toMatchObject({ id, enabled: true });
   });
 
+  it("pauses and resumes a task from the overview's form; a stale form is a conflict that changes nothing", async () => {
+    const client = new Client(dashboard);
+    const overview = await (await client.get('/')).text();
+    expect(overview).toContain('data-task-name="ingest"');
+    const pause = await client.formOf('/', '/tasks/ingest/pause');
+    const paused = await client.post('/tasks/ingest/pause', { ...pause, reason: 'provider outage' });
+    expect(paused.headers.get('location')).toBe('/?notice=pause:applied');
+    const ops = await operator();
+    const after = (await ops.tasks.list()).find((t) => t.name === 'ingest');
+    expect(after).toMatchObject({ paused: true });
+    expect(await (await client.get('/')).text()).toMatch(/data-task-name="ingest">[\s\S]*?data-paused="true"/);
+    const stale = await client.post('/tasks/ingest/pause', { ...pause, commandId: 'stale-1', reason: 'again' });
+    expect(stale.status).toBe(409);
+    expect(await stale.text()).toContain('changed since you looked');
+    expect((await ops.tasks.list()).find((t) => t.name === 'ingest')?.revision).toBe(after?.revision);
+    const resume = await client.formOf('/', '/tasks/ingest/resume');
+    await client.post('/tasks/ingest/resume', { ...resume, reason: 'back' });
+    expect((await ops.tasks.list()).find((t) => t.name === 'ingest')).toMatchObject({ paused: false });
+  });
+
   it('in read-only mode shows no form and refuses every POST with 403', async () => {
     const readOnly = createDashboard({ store, readOnly: true });
     cleanups.push(() => readOnly.close());

@@ -1,6 +1,6 @@
 import { DocketError } from '@docket/core';
-import type { RunRecord, RunWrite } from '@docket/core/store';
-import { KnownRuns } from '@docket/core/store';
+import type { RunRecord, RunWrite, TaskFlowState, TaskRecord } from '@docket/core/store';
+import { flowStateOf, KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 import { classify, connectionLost, OutcomeTracker } from './errors.js';
@@ -54,6 +54,30 @@ export class PgContext {
   readonly sharedColumns = new SharedColumns();
   /** Claims whose transactions are held open until the end of the turn (see `sql/claim/held-claims.ts`). */
   readonly held = new HeldClaims();
+  /**
+   * The flow states of the tasks a claim read last (by `namespace, name`), and when: claims use them again for a
+   * short while (`sql/claim/index.ts`); `null` until read, and after this process changed a task.
+   */
+  flowStates: Map<string, TaskFlowState | null> | null = null;
+  private flowStatesAt = Number.NEGATIVE_INFINITY;
+
+  /** Keeps the flow states a claim read. */
+  rememberFlowStates(states: Map<string, TaskFlowState | null>): void {
+    this.flowStates = states;
+    this.flowStatesAt = Date.now();
+  }
+
+  /** Keeps the state of a task this process just wrote (registered, paused or resumed). */
+  rememberFlowState(task: TaskRecord): void {
+    const states = this.flowStates ?? new Map<string, TaskFlowState | null>();
+    states.set(`${task.namespace}\u0000${task.name}`, flowStateOf(task));
+    this.rememberFlowStates(states);
+  }
+
+  /** How long ago the flow states were read (`Infinity` when they are not kept). */
+  flowStatesAge(): number {
+    return this.flowStates === null ? Number.POSITIVE_INFINITY : Date.now() - this.flowStatesAt;
+  }
 
   constructor(
     readonly schema: string,

@@ -253,6 +253,7 @@ describe('the one-statement plain claim', () => {
           const rows = await answer(sent, hold);
           expect(Object.keys(rows.get(fresh.runId) ?? {}).sort()).toEqual(
             [
+              'group_key',
               'run_id',
               'query',
               'input_hash',
@@ -286,6 +287,8 @@ describe('the one-statement plain claim', () => {
       (schema) => ({ pool, schema }),
       () => pool.end(),
     );
+    // A claim reads the tasks' flow states once (then at most once a second): this one finds nothing due.
+    expect(await store.claimDue(claimRequest([A], 8).request)).toEqual([]);
     for (let i = 0; i < 4; i++) await a.start({ query: { i } });
     const { request } = claimRequest([A], 8);
     log.length = 0;

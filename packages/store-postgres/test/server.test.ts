@@ -74,12 +74,15 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
       'docket_commands',
       'docket_definitions',
       'docket_events',
+      'docket_flow_claims',
+      'docket_flow_groups',
       'docket_history',
       'docket_run_counts',
       'docket_runs',
       'docket_schedules',
       'docket_settings',
       'docket_settled_minutes',
+      'docket_tasks',
     ]);
   }, 60_000);
 

@@ -9,11 +9,11 @@ import {
   runParams,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
 import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
-import { type FlowStatements, flowStatements } from './sql/flow.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
 import { CountBuffer } from './writes/run-counts.js';

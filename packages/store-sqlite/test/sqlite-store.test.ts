@@ -76,11 +76,14 @@ describe('sqliteStore', () => {
       'docket_commands',
       'docket_definitions',
       'docket_events',
+      'docket_flow_claims',
+      'docket_flow_groups',
       'docket_history',
       'docket_run_counts',
       'docket_runs',
       'docket_schedules',
       'docket_settled_minutes',
+      'docket_tasks',
     ]);
   });
 

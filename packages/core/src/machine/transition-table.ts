@@ -77,7 +77,7 @@ export const TRANSITION_TABLE: readonly TransitionRule[] = [
     from: ['running'],
     to: 'retrying',
     reasons: ['RATE_LIMITED'],
-    when: "a RetryAfterError holding its group or task (hold: 'group' | 'task'), fewer than 100 holds so far: no attempt consumed",
+    when: 'a RetryAfterError holding its group or task, fewer than 100 holds so far: no attempt consumed',
   },
   {
     input: 'attempt_failed',

@@ -1,26 +1,65 @@
-import { type Operator, RUN_STATUSES, type SettledPerMinute, type Stats } from '@docket/core';
+import {
+  type FlowLimits,
+  type Operator,
+  RUN_STATUSES,
+  type SettledPerMinute,
+  type Stats,
+  type TaskFlow,
+  type TaskInfo,
+} from '@docket/core';
 import { html } from 'hono/html';
-import { type Fragment, layout, type PageContext, when } from '../html.js';
+import { actionForm, type Fragment, layout, type Notice, type PageContext, when } from '../html.js';
 
-/** The overview: counts by task and status, runs settled per minute over the last hour, dead letters, schedules. */
-export async function overviewPage(page: PageContext, operator: Operator): Promise<Fragment> {
-  const [stats, settled, schedules, health] = await Promise.all([
+/**
+ * The overview: counts by task and status, the tasks with their flow limits and a pause or resume form each, runs
+ * settled per minute over the last hour, dead letters, schedules. `notice` is the banner an action left.
+ */
+export async function overviewPage(page: PageContext, operator: Operator, notice?: Notice): Promise<Fragment> {
+  const [stats, settled, schedules, health, tasks] = await Promise.all([
     operator.stats(),
     operator.settled({ minutes: 60 }),
     operator.schedules.list({ limit: 200 }),
     operator.health(),
+    operator.tasks.list(),
   ]);
   const body = html`<p class="muted">Read at ${when(stats.at)} · health
 <span class="health health-${health.status}" id="health">${health.status}</span>
 ${health.reasons.length > 0 ? html`<span class="muted">(${health.reasons.join('; ')})</span>` : ''}</p>
 <section><h2>Runs by task and status</h2>${countsTable(page, stats)}</section>
+<section><h2>Tasks</h2>${tasksTable(page, tasks)}</section>
 <section><h2>Settled per minute, last hour</h2>${settledChart(settled)}</section>
 <section class="tiles">
 <a class="tile" href="${page.base}/dead-letters"><span class="big" id="dead-letters">${stats.deadLetters}</span> dead letters</a>
 <a class="tile" href="${page.base}/schedules"><span class="big" id="schedules">${schedules.items.length}${schedules.nextCursor ? '+' : ''}</span> schedules</a>
 <span class="tile"><span class="big" id="oldest-due">${ageText(stats.oldestDueAgeMs)}</span> oldest due run waiting</span>
 </section>`;
-  return layout(page, 'Overview', body);
+  return layout(page, 'Overview', body, notice);
+}
+
+/** Each task: its versions, whether it is paused, its flow limits, and a pause or resume form (not when read-only). */
+function tasksTable(page: PageContext, tasks: TaskInfo[]): Fragment {
+  if (tasks.length === 0) return html`<p class="muted">No task registered yet.</p>`;
+  const rows = tasks.map((t) => {
+    const verb = t.paused ? 'resume' : 'pause';
+    const action = page.readOnly
+      ? ''
+      : html`<td>${actionForm(page, `${page.base}/tasks/${encodeURIComponent(t.name)}/${verb}`, verb, t.revision)}</td>`;
+    return html`<tr data-task-name="${t.name}"><th scope="row">${t.name}</th><td>${t.versions.join(', ')}</td>
+<td data-paused="${t.paused ? 'true' : 'false'}">${t.paused ? html`<strong>paused</strong>` : 'active'}</td><td>${flowText(t.flow)}</td>${action}</tr>`;
+  });
+  return html`<table id="tasks"><thead><tr><th>Task</th><th>Versions</th><th>State</th><th>Flow limits</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+/** A task's flow limits in words, or a dash. */
+function flowText(flow: TaskFlow | null): string {
+  if (flow === null) return '–';
+  const limits = (l: FlowLimits, prefix: string) => [
+    ...(l.concurrency === undefined ? [] : [`${prefix}at most ${l.concurrency} at once`]),
+    ...(l.rate === undefined ? [] : [`${prefix}${l.rate.max} per ${l.rate.perMs} ms`]),
+  ];
+  const parts = [...limits(flow, ''), ...(flow.group === undefined ? [] : limits(flow.group, 'each group: '))];
+  return parts.length === 0 ? '–' : parts.join('; ');
 }
 
 /** A table of task rows by status columns, with a total row; each number links to the runs it counts. */

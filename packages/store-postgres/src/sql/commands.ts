@@ -11,9 +11,9 @@ import {
 } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
+import { taskRecords, writeTask } from '../flow/tasks.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
 import { rowsOf } from '../writes/run-writes.js';
-import { taskRecords, writeTask } from './flow.js';
 
 /**
  * `Store.runCommand`: under an advisory lock on the command id, a stored receipt is answered as it is; otherwise the
@@ -52,7 +52,10 @@ export function runCommand<T extends Json>(
         : ((await taskRecords(tx, ctx.tables, namespace, [command.taskName], true)).get(command.taskName) ?? null);
     const decided = decideCommand(plan, run, event, task);
     if (decided.run !== null) await ctx.applyWrite(tx, decided.run.current, decided.run.write);
-    if (decided.task !== null) await writeTask(tx, ctx.tables, decided.task);
+    if (decided.task !== null) {
+      await writeTask(tx, ctx.tables, decided.task);
+      ctx.rememberFlowState(decided.task);
+    }
     if (decided.event !== null) await writeEvent(ctx, tx, decided.event.current, decided.event.write);
     await tx.execute(
       sql`INSERT INTO ${ctx.q.commands} (namespace, command_id, request_hash, result, created_at)

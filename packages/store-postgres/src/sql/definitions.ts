@@ -8,8 +8,8 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
+import { taskRecords, writeTask } from '../flow/tasks.js';
 import { rowsOf } from '../writes/run-writes.js';
-import { taskRecords, writeTask } from './flow.js';
 
 /**
  * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and
@@ -36,14 +36,17 @@ export async function registerDefinition(ctx: PgContext, definition: DefinitionR
 /** Writes the task's record with the definition's flow limits, under a lock of its own (`registeredTask`). */
 async function registerTask(ctx: PgContext, definition: DefinitionRecord): Promise<void> {
   const { namespace, name } = definition;
-  await ctx.inTransaction('queue.ready', async (tx) => {
+  const registered = await ctx.inTransaction('queue.ready', async (tx) => {
     await rowsOf(tx, {
       text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
       params: [`${namespace}:task:${name}`],
     });
     const current = (await taskRecords(tx, ctx.tables, namespace, [name], true)).get(name) ?? null;
-    await writeTask(tx, ctx.tables, registeredTask(current, definition, Date.now()));
+    const task = registeredTask(current, definition, Date.now());
+    await writeTask(tx, ctx.tables, task);
+    return task;
   });
+  ctx.rememberFlowState(registered);
 }
 
 /** `Store.listTasks`: the namespace's tasks by name. */

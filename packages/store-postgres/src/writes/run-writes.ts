@@ -14,8 +14,8 @@ import {
   runParams,
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
+import { holdParts } from '../flow/tasks.js';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
-import { holdParts } from '../sql/flow.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';

@@ -13,9 +13,9 @@ import {
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
+import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { applyWrite } from '../writes/run-writes.js';
-import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from './flow.js';
 
 /** The statements `claimStatements` prepares. */
 export interface ClaimStatements {

@@ -1,5 +1,5 @@
 import { checkWrite, eventParams, type RunRecord, type RunWrite, runChanges } from '@docket/core/store';
-import { applyHold } from '../sql/flow.js';
+import { applyHold } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { countFinished, countMove } from './run-counts.js';
 

@@ -11,6 +11,21 @@ export interface DueQuery {
   taskVersion: string;
   now: string;
   limit: string;
+  /**
+   * A condition on the task the first band seek also requires (no band, no row, when it fails): the flow gate
+   * (`flowGate`), so that a claim outside flow control never takes a run of a task under it.
+   */
+  gate?: string;
+}
+
+/**
+ * The flow gate in SQL: the task has no record that puts it under flow control at `now` (core's `needsFlow`: limits,
+ * a pause, or a hold of the task or one of its groups in force). Runs of a task under it are claimed only by the flow
+ * claim (`src/flow/`).
+ */
+export function flowGate(tasks: string, namespace: string, taskName: string, now: string): string {
+  return `NOT EXISTS (SELECT 1 FROM ${tasks} AS ft WHERE ft.namespace = ${namespace} AND ft.name = ${taskName}
+    AND (ft.flow IS NOT NULL OR ft.paused <> 0 OR ft.hold_until > ${now} OR ft.group_hold_until > ${now}))`;
 }
 
 /**
@@ -23,8 +38,9 @@ export interface DueQuery {
  */
 export function dueByPriority(q: DueQuery): { bands: string; select: string } {
   const task = `namespace = ${q.namespace} AND task_name = ${q.taskName} AND task_version = ${q.taskVersion}`;
+  const gate = q.gate === undefined ? '' : ` AND ${q.gate}`;
   const bands = `${q.bands}(p) AS (
-      (SELECT priority FROM ${q.runs} WHERE ${task} AND claim_due_at IS NOT NULL ORDER BY priority DESC LIMIT 1)
+      (SELECT priority FROM ${q.runs} WHERE ${task} AND claim_due_at IS NOT NULL${gate} ORDER BY priority DESC LIMIT 1)
       UNION ALL
       SELECT (SELECT priority FROM ${q.runs} WHERE ${task} AND claim_due_at IS NOT NULL AND priority < ${q.bands}.p
         ORDER BY priority DESC LIMIT 1) FROM ${q.bands} WHERE ${q.bands}.p IS NOT NULL)`;

@@ -2,11 +2,12 @@ import type { PlainClaim, RunRecord, SelectRequest, TaskKey, TaskRecord } from '
 import { flowStateOf, needsFlow, tasksByName } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
+import { flowClaimIn } from '../../flow/claim.js';
+import { taskRecords } from '../../flow/tasks.js';
 import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
-import { flowClaimIn, taskRecords } from '../flow.js';
 import { nextDueByPriority } from './due-by-priority.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
@@ -38,28 +39,65 @@ export function claimPathOf(ctx: PgContext, request: SelectRequest, expired: boo
  */
 export async function selectAndApply(ctx: PgContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   if (expired || request.tasks.length === 0) return claimByPath(ctx, request, expired);
-  const flowing = await flowingTasks(ctx, request);
-  if (flowing.size === 0) return claimByPath(ctx, request, expired);
-  const flowed = await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing));
-  for (const run of flowed) ctx.known.committed(run);
+  const byName = tasksByName(request.tasks);
+  const flowing = await flowingTasks(ctx, request, byName, FLOW_STATES_MS);
+  const claimed = await claimFlowing(ctx, request, flowing);
   const rest = request.tasks.filter((task) => !flowing.has(task.name));
-  const limit = request.limit - flowed.length;
-  if (rest.length === 0 || limit <= 0) return flowed;
-  return [...flowed, ...(await claimByPath(ctx, { ...request, tasks: rest, limit }, false))];
+  let limit = request.limit - claimed.length;
+  if (rest.length > 0 && limit > 0)
+    claimed.push(...(await claimByPath(ctx, { ...request, tasks: rest, limit }, false)));
+  limit = request.limit - claimed.length;
+  // A claim that came back short may have met a task put under flow control since the states were read (the flow
+  // gate kept its runs out): read them again (at most every few milliseconds) and claim those tasks now.
+  if (limit <= 0 || rest.length === 0 || ctx.flowStatesAge() < FLOW_RECHECK_MS) return claimed;
+  const now = await flowingTasks(ctx, request, tasksByName(rest), 0);
+  claimed.push(...(await claimFlowing(ctx, { ...request, limit }, now)));
+  return claimed;
 }
 
-/** The request's tasks that flow control must claim now (`needsFlow`), by name with their versions. */
-async function flowingTasks(ctx: PgContext, request: SelectRequest): Promise<Map<string, string[]>> {
-  const byName = tasksByName(request.tasks);
-  let records: Map<string, TaskRecord>;
-  try {
-    records = await taskRecords(ctx.live(), ctx.tables, request.namespace, [...byName.keys()]);
-  } catch (error) {
-    throw classify(error, new OutcomeTracker(), 'store.claimDue', {});
+/** How long the tasks' flow states read by a claim are used again, at most (see `PgContext.flowStates`). */
+const FLOW_STATES_MS = 1000;
+/** How soon a claim that came back short reads them again. */
+const FLOW_RECHECK_MS = 50;
+
+/** The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing). */
+async function claimFlowing(
+  ctx: PgContext,
+  request: SelectRequest,
+  flowing: ReadonlyMap<string, string[]>,
+): Promise<RunRecord[]> {
+  if (flowing.size === 0) return [];
+  const flowed = await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing));
+  for (const run of flowed) ctx.known.committed(run);
+  return flowed;
+}
+
+/**
+ * The tasks of `byName` that flow control must claim (`needsFlow`), from the task states read at most `maxAgeMs`
+ * ago. A stale state is safe: the flow gate keeps every claim outside flow control from a task under it, and the flow
+ * claim reads the task's record again under its lock.
+ */
+async function flowingTasks(
+  ctx: PgContext,
+  request: SelectRequest,
+  byName: Map<string, string[]>,
+  maxAgeMs: number,
+): Promise<Map<string, string[]>> {
+  let states = ctx.flowStatesAge() <= maxAgeMs ? ctx.flowStates : null;
+  if (states === null || [...byName.keys()].some((name) => !states?.has(`${request.namespace}\u0000${name}`))) {
+    let records: Map<string, TaskRecord>;
+    try {
+      records = await taskRecords(ctx.live(), ctx.tables, request.namespace, [...byName.keys()]);
+    } catch (error) {
+      throw classify(error, new OutcomeTracker(), 'store.claimDue', {});
+    }
+    states = new Map();
+    for (const name of byName.keys()) states.set(`${request.namespace}\u0000${name}`, flowStateOf(records.get(name)));
+    ctx.rememberFlowStates(states);
   }
   const flowing = new Map<string, string[]>();
   for (const [name, versions] of byName) {
-    if (needsFlow(flowStateOf(records.get(name)), request.now)) flowing.set(name, versions);
+    if (needsFlow(states.get(`${request.namespace}\u0000${name}`) ?? null, request.now)) flowing.set(name, versions);
   }
   return flowing;
 }

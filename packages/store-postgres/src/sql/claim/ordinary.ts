@@ -13,7 +13,7 @@ import {
   runWritesStatement,
   wakeNamespaces,
 } from '../../writes/run-writes.js';
-import { dueByPriority } from './due-by-priority.js';
+import { dueByPriority, flowGate } from './due-by-priority.js';
 import { isPlainClaim, RUN_COLUMNS } from './plain-statement.js';
 
 /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
@@ -36,6 +36,7 @@ export function candidateQueries(ctx: PgContext, request: SelectRequest, expired
     taskVersion: '$3::text',
     now: '$4::double precision',
     limit: '$5::integer',
+    gate: flowGate(ctx.tables.tasks, '$1::text', '$2::text', '$4::double precision'),
   });
   return request.tasks.map((task) => ({
     text: `WITH RECURSIVE ${due.bands} ${due.select}`,

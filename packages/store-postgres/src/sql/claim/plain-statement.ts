@@ -14,7 +14,7 @@ import { docketRuns } from '../../schema.js';
 import { columnList } from '../../wire/recordsets.js';
 import type { Statement } from '../../wire/statement.js';
 import type { Tables } from '../../writes/run-writes.js';
-import { dueByPriority } from './due-by-priority.js';
+import { dueByPriority, flowGate } from './due-by-priority.js';
 
 /**
  * The run columns the prepared claim statements read, by name: a prepared statement that read `*` would fail once a
@@ -137,6 +137,7 @@ export function plainClaimStatement(
         taskVersion: `$${firstTask + 1 + 2 * i}::text`,
         now: '$2::double precision',
         limit: '$3::integer',
+        gate: flowGate(tables.tasks, '$1::text', `$${firstTask + 2 * i}::text`, '$2::double precision'),
       }),
     );
     // One task's rows come straight from its index scans; several tasks' (one locking CTE each, since a locking

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createQueue, type Queue } from '@docket/core';
+import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error The flow trial is plain JavaScript, shared by both stores' tests.
+import { defineFlowTasks, FLOW_PROTOCOL } from '../../../tooling/flow/app.mjs';
+// @ts-expect-error The flow trial is plain JavaScript, shared by both stores' tests.
+import { mostInWindow } from '../../../tooling/flow/figures.mjs';
+// @ts-expect-error The flow trial is plain JavaScript, shared by both stores' tests.
+import { spawnFlowWorker } from '../../../tooling/flow/spawn.mjs';
+// @ts-expect-error The flow trial is plain JavaScript, shared by both stores' tests.
+import { flowTrial } from '../../../tooling/flow/trial.mjs';
+import { sqliteStore } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+const WORKER = fileURLToPath(new URL('./fixtures/flow-worker.mjs', import.meta.url));
+
+describe('flow control across four worker processes on one SQLite file', () => {
+  let tmp: ReturnType<typeof tempDir> | undefined;
+  let producer: Queue | undefined;
+
+  afterEach(async () => {
+    await producer?.close();
+    tmp?.remove();
+  });
+
+  async function trial(flow: object, options: Record<string, unknown>) {
+    tmp = tempDir();
+    const filename = join(tmp.dir, 'flow.sqlite');
+    producer = createQueue({
+      store: sqliteStore({ filename }),
+      runtime: { mode: 'producer' },
+      protocol: FLOW_PROTOCOL,
+    });
+    const tasks = defineFlowTasks(producer, { flow, handlers: false });
+    await producer.ready();
+    const spawnWorker = (id: string, log: string) =>
+      spawnFlowWorker(id, WORKER, [filename, id, JSON.stringify(flow), log]);
+    return flowTrial({ producer, tasks, spawnWorker, ...options });
+  }
+
+  it("never holds more than flow.concurrency leases, keeps it full, and gets a killed worker's slots back", async () => {
+    const report = await trial({ concurrency: 3 }, { runs: 300, kill: true });
+    expect(report.leases.max).toBe(3);
+    expect(report.leases.atLeast(3)).toBeGreaterThan(0.5);
+    expect(report.recovered).toBeGreaterThan(0);
+  });
+
+  it('holds each of 10 groups to one lease while several groups run at once', async () => {
+    const report = await trial({ group: { concurrency: 1 } }, { runs: 300, groups: 10 });
+    expect(report.groups.perGroup).toBe(1);
+    expect(report.groups.groupsAtOnce).toBeGreaterThan(2);
+  });
+
+  it('claims at most rate.max in any window of rate.perMs, and no slower than 1.2x what the rate allows', async () => {
+    const report = await trial({ rate: { max: 10, perMs: 250 } }, { runs: 100 });
+    expect(mostInWindow(report.claimTimes, 250)).toBeLessThanOrEqual(10);
+    const span = (report.claimTimes.at(-1) as number) - (report.claimTimes[0] as number);
+    expect(span).toBeLessThanOrEqual(1.2 * (100 / 10) * 250);
+  });
+
+  it("a task hold stops every process until its time; a paused task's 50 due runs wait for resume while another runs", async () => {
+    const held = await trial({}, { runs: 20, holdFirstMs: 800 });
+    // No claim from the hold until its time (the claims decided at a time the hold covers).
+    const hold = held.hold as { at: number; until: number };
+    const during = held.claimTimes.filter((t: number) => t > hold.at && t < hold.until);
+    expect(during).toEqual([]);
+    expect(held.attemptsFailed).toBe(0);
+    await producer?.close();
+    tmp?.remove();
+    const paused = await trial({}, { runs: 50, other: 20, pause: true });
+    expect(paused.pausedClaims).toBe(0);
+  });
+});

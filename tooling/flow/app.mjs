@@ -1,0 +1,47 @@
+// The application the flow-control trials run on every store: one task with the trial's `flow`, whose pages sleep
+// `pageMs` and end, and which throws a `RetryAfterError` holding the whole task when a run asks for it. Worker
+// processes of both stores' trials define it here, so both trials prove the same things. The store fixtures pass in
+// their queue and `RetryAfterError` (plain JavaScript with no imports, like tooling/chaos/app.mjs).
+
+/** The queue options every flow worker shares: short polls and leases (a killed worker's slots come back soon). */
+export const FLOW_PROTOCOL = { pollMs: 20, leaseMs: 3000, heartbeatMs: 1000, recoveryLimit: 1000 };
+
+/** The name of the trial's task; `other` is a task without limits that runs beside it. */
+export const FLOW_TASK = 'limited';
+export const OTHER_TASK = 'other';
+
+/**
+ * Defines the trial's two tasks on `queue` with `flow` on the limited one. With `handlers`, a page sleeps `pageMs` and
+ * ends; a run whose query holds `holdUntil` (epoch ms) throws a task hold until then (`RetryAfterError`, from the
+ * fixture's `@docket/core`), once that time is ahead. `started(runId)` is told when a page of the limited task begins
+ * (after its claim committed): the trial's account of when each lease was surely held.
+ */
+export function defineFlowTasks(queue, { flow, pageMs = 20, handlers = true, RetryAfterError, started = () => {} }) {
+  const page = (onStart) => async (ctx) => {
+    onStart(ctx.runId);
+    const holdUntil = ctx.query?.holdUntil;
+    if (typeof holdUntil === 'number' && holdUntil - Date.now() > 50) {
+      throw new RetryAfterError('the provider asked to wait', { retryAfterMs: holdUntil - Date.now(), hold: 'task' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, pageMs));
+    return ctx.end();
+  };
+  const limited = queue.define(
+    { name: FLOW_TASK, version: '1', flow },
+    handlers ? { execute: page(started) } : undefined,
+  );
+  const other = queue.define({ name: OTHER_TASK, version: '1' }, handlers ? { execute: page(() => {}) } : undefined);
+  return { limited, other };
+}
+
+/** Runs a flow worker until SIGTERM (then closes the queue and exits 0): prints `ready` once it claims. */
+export async function runFlowWorker(queue) {
+  await queue.ready();
+  process.stdout.write('ready\n');
+  process.on('SIGTERM', () => {
+    queue.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

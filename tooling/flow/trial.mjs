@@ -1,0 +1,158 @@
+// One flow-control trial on any store: worker processes (made by the store's fixture) claim the runs a producer
+// queue in this process starts, and the figures come from the stored histories (tooling/flow/figures.mjs).
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FLOW_TASK, OTHER_TASK } from './app.mjs';
+import { claimTimes, groupOverlap, leasesOf, overlap, startsByRun } from './figures.mjs';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `check()` is true, polling; throws after `ms`. */
+async function until(check, ms, what) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Every run's id and group of one task, from the operator's listing. */
+async function runsOf(queue, taskName) {
+  const runs = [];
+  let cursor;
+  do {
+    const page = await queue.operator.runs.list({ taskName, limit: 200, ...(cursor ? { cursor } : {}) });
+    runs.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return runs;
+}
+
+/** Kills a worker (SIGKILL) once it holds a lease of the limited task (its `CLAIMED` entry is a run's last). */
+async function killHolding(queue, worker) {
+  await until(
+    async () => {
+      const running = (await queue.operator.runs.list({ taskName: FLOW_TASK, status: 'running' })).items;
+      for (const run of running) {
+        const last = (await queue.operator.runs.history(run.runId)).at(-1);
+        if (last?.reason === 'CLAIMED' && last.actor === `worker:${worker.id}`) return true;
+      }
+      return false;
+    },
+    20_000,
+    `worker ${worker.id} to hold a lease`,
+  );
+  worker.proc.kill('SIGKILL');
+}
+
+/**
+ * Runs one trial. `producer` is a ready producer queue with the trial's tasks (`defineFlowTasks`, no handlers);
+ * `spawnWorker(id, log)` starts a worker process that appends `runId startMs` lines to the file `log` when a page
+ * begins, and answers `{ id, proc, ready }`. Starts `runs` runs of the limited
+ * task (in `groups` groups when given; `holdFirstMs`: the first asks for a task hold that long), `other` runs of the
+ * unlimited task, optionally kills one worker holding a lease (`kill`), waits until every run succeeded, and answers
+ * the figures.
+ */
+export async function flowTrial({
+  producer,
+  tasks,
+  spawnWorker,
+  workers = 4,
+  runs,
+  groups = 0,
+  other = 0,
+  kill = false,
+  holdFirstMs = 0,
+  pause = false,
+}) {
+  const procs = [];
+  const logs = mkdtempSync(join(tmpdir(), 'docket-flow-'));
+  try {
+    for (let i = 0; i < workers; i++) procs.push(spawnWorker(`w${i}`, join(logs, `w${i}.log`)));
+    await Promise.all(procs.map((p) => p.ready));
+    if (pause) await setPaused(producer, true);
+    const startedAt = Date.now();
+    const holdUntil = startedAt + holdFirstMs;
+    const inputs = Array.from({ length: runs }, (_, i) => ({
+      query: i === 0 && holdFirstMs > 0 ? { i, holdUntil } : { i },
+      ...(groups > 0 ? { group: `g${i % groups}` } : {}),
+    }));
+    if (holdFirstMs > 0) {
+      await tasks.limited.start(inputs[0]);
+      await until(async () => (await runsOf(producer, FLOW_TASK))[0]?.reason === 'RATE_LIMITED', 20_000, 'the hold');
+      inputs.shift();
+    }
+    for (let i = 0; i < inputs.length; i += 500) await tasks.limited.startMany(inputs.slice(i, i + 500));
+    for (let i = 0; i < other; i++) await tasks.other.start({ query: { other: i } });
+    const pausedClaims = pause ? await whilePaused(producer, other) : null;
+    if (kill) await killHolding(producer, procs[0]);
+    const total = runs + other;
+    await until(
+      async () => (await producer.operator.stats()).byStatus.success === total,
+      120_000,
+      `${total} runs to succeed`,
+    );
+    const lines = readdirSync(logs).flatMap((file) => readFileSync(join(logs, file), 'utf8').split('\n'));
+    const report = await figures(producer, startedAt, startsByRun(lines));
+    return { ...report, pausedClaims, hold: report.hold && { ...report.hold, until: holdUntil } };
+  } finally {
+    for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGTERM');
+    rmSync(logs, { recursive: true, force: true });
+  }
+}
+
+/** Pauses (or resumes) the limited task through the operator API. */
+async function setPaused(queue, paused) {
+  const task = (await queue.operator.tasks.list()).find((t) => t.name === FLOW_TASK);
+  const command = {
+    task: FLOW_TASK,
+    expectedRevision: task.revision,
+    reason: 'trial',
+    commandId: `trial-${paused}-${task.revision}`,
+  };
+  await (paused ? queue.operator.tasks.pause(command) : queue.operator.tasks.resume(command));
+}
+
+/** While the task is paused: waits for every run of the other task, counts claims of the limited one, resumes. */
+async function whilePaused(queue, other) {
+  await until(
+    async () => (await queue.operator.stats({ taskName: OTHER_TASK })).byStatus.success === other,
+    60_000,
+    'the other task',
+  );
+  await sleep(200);
+  let claims = 0;
+  for (const run of await runsOf(queue, FLOW_TASK)) {
+    claims += (await queue.operator.runs.history(run.runId)).filter((e) => e.reason === 'CLAIMED').length;
+  }
+  await setPaused(queue, false);
+  return claims;
+}
+
+/** The trial's figures from the histories of the limited task's runs. */
+async function figures(queue, startedAt, starts) {
+  const end = Date.now();
+  const runs = await runsOf(queue, FLOW_TASK);
+  const histories = [];
+  const leases = [];
+  for (const run of runs) {
+    const history = await queue.operator.runs.history(run.runId);
+    histories.push(history);
+    leases.push(...leasesOf(history, starts.get(run.runId) ?? [], run.group, end));
+  }
+  const all = overlap(leases);
+  const entries = histories.flat();
+  const held = entries.find((e) => e.reason === 'RATE_LIMITED');
+  return {
+    leases: all,
+    groups: groupOverlap(leases),
+    claimTimes: claimTimes(histories),
+    recovered: entries.filter((e) => e.reason === 'LEASE_EXPIRED').length,
+    attemptsFailed: entries.filter((e) => e.reason === 'ATTEMPT_FAILED').length,
+    hold: held === undefined ? null : { at: Date.parse(held.at) },
+    startedAt,
+    runs: runs.length,
+  };
+}
