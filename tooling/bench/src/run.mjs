@@ -1,7 +1,7 @@
 // `pnpm bench`: measures Docket on SQLite against raw better-sqlite3 and plainjob, and Docket on PostgreSQL against
 // raw SKIP LOCKED loops, graphile-worker and pg-boss, in one run on this machine; prints a table of ratios and writes
 // docs/benchmarks.md. Options: --quick (small N, to check the harness), --finished <n> (finished runs already in the
-// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres (one section; never written).
+// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres|flow (one section; never written).
 // PostgreSQL: DOCKET_BENCH_DATABASE_URL, else DOCKET_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { flowSection } from './flow-section.mjs';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
 import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
 
@@ -69,6 +70,9 @@ const redis = await bullmq('redisPing', {});
 if (!redis.ok) log(`BullMQ rows skipped: Redis does not answer at ${redisUrl} (${redis.reason})`);
 const peer = redis.ok ? { bullmq, name: BULLMQ } : null;
 if (only === null || only === 'sqlite') await sqliteSection();
+if (only === null || only === 'sqlite' || only === 'flow') {
+  await flowSection({ quick, concurrency, scenario, inTurns, add, log });
+}
 let db = null;
 if (only === null || only === 'postgres') {
   db = await benchDatabase(log);

@@ -1,0 +1,130 @@
+// Flow-control measurements on SQLite, one per process: `node flow-scenarios.mjs <name> <json args>` prints one JSON
+// line. The same ~100-byte payload and do-nothing handler as scenarios.mjs, on a task with `flow`.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQueue } from '@docket/core';
+import { sqliteStore } from '@docket/store-sqlite';
+import { definition, latch, payload, rate } from './common.mjs';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+const tempFile = () => join(mkdtempSync(join(tmpdir(), 'docket-bench-flow-')), 'bench.sqlite');
+
+/** Fills a file with n pending runs of the task with `flow`, `groups` groups of them (0: all in the default group). */
+async function fill(filename, n, flow, groups) {
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+  const task = queue.define({ ...definition, ...(flow ? { flow } : {}) });
+  await queue.ready();
+  for (let i = 0; i < n; i += 1000) {
+    const inputs = [];
+    for (let j = i; j < Math.min(n, i + 1000); j++) {
+      inputs.push({ query: payload(j), ...(groups > 0 ? { group: `g${j % groups}` } : {}) });
+    }
+    await task.startMany(inputs);
+  }
+  await queue.close();
+}
+
+/**
+ * Processes n no-op runs at `concurrency` with `flow` on the task (none: the plain claim), in `groups` groups, and
+ * answers runs processed per second.
+ */
+async function flowProcess({ n, concurrency, flow, groups = 0 }) {
+  const filename = tempFile();
+  await fill(filename, n, flow, groups);
+  const all = latch();
+  let done = 0;
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency } });
+  queue.define(
+    { ...definition, ...(flow ? { flow } : {}) },
+    {
+      execute(ctx) {
+        if (++done === n) all.open();
+        return ctx.end();
+      },
+    },
+  );
+  const t = performance.now();
+  await queue.ready();
+  await all.done;
+  const ms = performance.now() - t;
+  await queue.close();
+  return { rate: rate(n, ms) };
+}
+
+/**
+ * A backlog of n runs whose pages take `pageMs`, on a task limited to `limit` at once, at runtime concurrency 64:
+ * answers the pages in flight on average over the run (the time-weighted mean).
+ */
+async function flowConcurrency({ n, limit, pageMs }) {
+  const filename = tempFile();
+  await fill(filename, n, { concurrency: limit }, 0);
+  const all = latch();
+  let done = 0;
+  let inFlight = 0;
+  let area = 0;
+  let last = 0;
+  const step = () => {
+    const now = performance.now();
+    area += inFlight * (now - last);
+    last = now;
+  };
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency: 64 } });
+  queue.define(
+    { ...definition, flow: { concurrency: limit } },
+    {
+      async execute(ctx) {
+        step();
+        inFlight++;
+        await new Promise((resolve) => setTimeout(resolve, pageMs));
+        step();
+        inFlight--;
+        if (++done === n) all.open();
+        return ctx.end();
+      },
+    },
+  );
+  await queue.ready();
+  last = performance.now();
+  const t = last;
+  await all.done;
+  step();
+  const mean = area / (performance.now() - t);
+  await queue.close();
+  return { mean: Math.round(mean * 100) / 100 };
+}
+
+/**
+ * A backlog of 5R runs on a task limited to R claims a second: answers the claims per second after the first
+ * window's burst (the runs claimed after it, over the time from its claims to the last claim).
+ */
+async function flowRate({ perSecond }) {
+  const n = 5 * perSecond;
+  const filename = tempFile();
+  const flow = { rate: { max: perSecond, perMs: 1000 } };
+  await fill(filename, n, flow, 0);
+  const all = latch();
+  const claimedAt = [];
+  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency: 256 } });
+  queue.define(
+    { ...definition, flow },
+    {
+      execute(ctx) {
+        claimedAt.push(performance.now());
+        if (claimedAt.length === n) all.open();
+        return ctx.end();
+      },
+    },
+  );
+  await queue.ready();
+  await all.done;
+  await queue.close();
+  const first = claimedAt[0];
+  const last = claimedAt[n - 1];
+  return { rate: Math.round((n - perSecond) / ((last - first) / 1000)) };
+}
+
+const scenarios = { flowProcess, flowConcurrency, flowRate };
+const result = await scenarios[name](args);
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,64 @@
+// The flow-control rows of `pnpm bench` (SQLite): a task with limits far above the machine against the same task
+// without `flow`, the leases a concurrency limit keeps under a backlog, the rate a rate limit reaches, and claims
+// across 1,000 groups against one group.
+import { fileURLToPath } from 'node:url';
+
+const FLOW_SCENARIOS = fileURLToPath(new URL('./flow-scenarios.mjs', import.meta.url));
+
+/** Limits no machine here reaches: 10,000 at once and 100,000 claims a second, per task and per group. */
+const FAR_ABOVE = { concurrency: 10_000, rate: { max: 100_000, perMs: 1000 } };
+
+/**
+ * Adds the flow rows: `scenario(name, args, file)` runs one measurement, `inTurns` alternates them, `add` records a
+ * row (see run.mjs).
+ */
+export async function flowSection({ quick, concurrency, scenario, inTurns, add, log }) {
+  const flow = (name, args) => scenario(name, args, FLOW_SCENARIOS);
+  const n = quick ? 2_000 : 20_000;
+  log(`flow control, n=${n}`);
+  const [limited, plain] = await inTurns([
+    () => flow('flowProcess', { n, concurrency, flow: { ...FAR_ABOVE, group: FAR_ABOVE } }),
+    () => flow('flowProcess', { n, concurrency }),
+  ]);
+  add(
+    'processed/s with flow limits far above the machine',
+    `n=${n}`,
+    limited.rate,
+    plain.rate,
+    'the same task without flow, same run',
+    0.9,
+  );
+  const groups = quick ? 100 : 1000;
+  const [many, one] = await inTurns([
+    () => flow('flowProcess', { n: groups * 10, concurrency, flow: { group: FAR_ABOVE }, groups }),
+    () => flow('flowProcess', { n: groups * 10, concurrency, flow: { group: FAR_ABOVE }, groups: 1 }),
+  ]);
+  add(
+    'processed/s by group (group limits set)',
+    `${groups} groups of 10`,
+    many.rate,
+    one.rate,
+    `one group of ${groups * 10}, same run`,
+    0.8,
+  );
+  const limit = 8;
+  const leased = await flow('flowConcurrency', { n: quick ? 200 : 1000, limit, pageMs: 20 });
+  add(
+    'pages in flight on average, concurrency limit under a backlog',
+    `limit ${limit}, 20 ms pages`,
+    leased.mean,
+    limit,
+    'the limit',
+    0.9,
+  );
+  const perSecond = quick ? 100 : 500;
+  const reached = await flow('flowRate', { perSecond });
+  add(
+    'claims/s under a rate limit, after the first window',
+    `limit ${perSecond}/s`,
+    reached.rate,
+    perSecond,
+    'the limit',
+    0.9,
+  );
+}
