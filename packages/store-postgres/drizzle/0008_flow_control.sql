@@ -3,7 +3,9 @@ CREATE TABLE "docket_flow_claims" (
 	"task_name" text COLLATE "C" NOT NULL,
 	"scope" text COLLATE "C" NOT NULL,
 	"group_key" text COLLATE "C" NOT NULL,
-	"at" double precision NOT NULL
+	"at" double precision NOT NULL,
+	"n" integer NOT NULL,
+	CONSTRAINT "docket_flow_claims_namespace_task_name_scope_group_key_at_pk" PRIMARY KEY("namespace","task_name","scope","group_key","at")
 );
 --> statement-breakpoint
 CREATE TABLE "docket_flow_groups" (
@@ -30,9 +32,8 @@ CREATE TABLE "docket_tasks" (
 --> statement-breakpoint
 ALTER TABLE "docket_runs" ADD COLUMN "group_key" text COLLATE "C" DEFAULT '' NOT NULL;--> statement-breakpoint
 ALTER TABLE "docket_runs" ADD COLUMN "rate_limited" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX "docket_flow_claims_window" ON "docket_flow_claims" USING btree ("namespace","task_name","scope","group_key","at");--> statement-breakpoint
 CREATE INDEX "docket_runs_group_claim" ON "docket_runs" USING btree ("namespace","task_name","group_key","priority","claim_due_at") WHERE "docket_runs"."claim_due_at" IS NOT NULL;--> statement-breakpoint
-CREATE INDEX "docket_runs_leased" ON "docket_runs" USING btree ("namespace","task_name","group_key") WHERE "docket_runs"."lease_owner" IS NOT NULL;;--> statement-breakpoint
+CREATE INDEX "docket_runs_leased" ON "docket_runs" USING btree ("namespace","task_name","group_key") WHERE "docket_runs"."lease_owner" IS NOT NULL;--> statement-breakpoint
 -- Hand-written: every task registered before this migration gets its row (its versions, no limits, not paused,
 -- revision 1), so that operator.tasks lists it before its queue registers it again.
 INSERT INTO "docket_tasks" ("namespace", "name", "versions", "flow", "paused", "revision", "hold_until", "group_hold_until", "updated_at")

@@ -261,7 +261,10 @@ export const docketFlowGroups = pgTable(
   (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.groupKey] })],
 );
 
-/** Claim times a rate limit counts, kept only for the rate's window: `scope` is `task` (`group_key` `''`) or `group`. */
+/**
+ * The claims a rate limit counts, kept only for the rate's window: `n` claims of one scope at one time (a claim's
+ * runs share its time), `scope` being `task` (then `group_key` is `''`) or `group`.
+ */
 export const docketFlowClaims = pgTable(
   'docket_flow_claims',
   {
@@ -270,6 +273,7 @@ export const docketFlowClaims = pgTable(
     scope: text('scope').notNull(),
     groupKey: text('group_key').notNull(),
     at: doublePrecision('at').notNull(),
+    n: integer('n').notNull(),
   },
-  (t) => [index('docket_flow_claims_window').on(t.namespace, t.taskName, t.scope, t.groupKey, t.at)],
+  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.scope, t.groupKey, t.at] })],
 );

@@ -56,11 +56,11 @@ describe.runIf(DATABASE_URL)('flow control across four worker processes on one P
     expect(report.groups.groupsAtOnce).toBeGreaterThan(2);
   });
 
-  it('claims at most rate.max in any window of rate.perMs, and no slower than 1.2x what the rate allows', async () => {
+  it('claims at most rate.max in any window of rate.perMs', async () => {
+    // How close to the rate the claims come is measured by `pnpm bench` (flow rows), never asserted as a time here.
     const report = await trial({ rate: { max: 10, perMs: 250 } }, { runs: 100 });
-    expect(mostInWindow(report.claimTimes, 250)).toBeLessThanOrEqual(10);
-    const span = (report.claimTimes.at(-1) as number) - (report.claimTimes[0] as number);
-    expect(span).toBeLessThanOrEqual(1.2 * (100 / 10) * 250);
+    expect(report.claimTimes).toHaveLength(100);
+    expect(mostInWindow(report.claimTimes, 250)).toBe(10);
   });
 
   it("a task hold stops every process until its time; a paused task's 50 due runs wait for resume while another runs", async () => {

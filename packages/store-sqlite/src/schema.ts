@@ -244,8 +244,8 @@ export const docketFlowGroups = sqliteTable(
 );
 
 /**
- * Claim times a rate limit counts, kept only for the rate's window: `scope` is `task` (then `group_key` is `''`)
- * or `group`.
+ * The claims a rate limit counts, kept only for the rate's window: `n` claims of one scope at one time (a claim's
+ * runs share its time), `scope` being `task` (then `group_key` is `''`) or `group`.
  */
 export const docketFlowClaims = sqliteTable(
   'docket_flow_claims',
@@ -255,6 +255,7 @@ export const docketFlowClaims = sqliteTable(
     scope: text('scope').notNull(),
     groupKey: text('group_key').notNull(),
     at: integer('at').notNull(),
+    n: integer('n').notNull(),
   },
-  (t) => [index('docket_flow_claims_window').on(t.namespace, t.taskName, t.scope, t.groupKey, t.at)],
+  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.scope, t.groupKey, t.at] })],
 );

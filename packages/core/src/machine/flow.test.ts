@@ -78,6 +78,7 @@ describe('planFlowClaim', () => {
       { group: 'new', take: 1 },
       { group: 'a', take: 1 },
       { group: 'b', take: 1 },
+      { group: 'c', take: 1 },
     ]);
     expect(plan).toMatchObject({ mode: 'groups', take: 3, heldBack: null });
   });

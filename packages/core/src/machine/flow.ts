@@ -154,9 +154,11 @@ export interface GroupTurn {
 }
 
 /**
- * How many due runs a flow claim may take: `all` of the task's due runs in the claim order up to `take`, or `groups`,
- * each with how many of its own due runs (least recently claimed group first). `heldBack` is set when a limit, a hold
- * or a pause left due runs unclaimed: when the claim may succeed again (`null`: once a lease is given back).
+ * How many due runs a flow claim may take: `all` of the task's due runs in the claim order up to `take`, or `take`
+ * runs from `groups` in their order (least recently claimed first), each group at most its own `take`: the store
+ * reads group after group until it has `take` runs (a group may have fewer due runs than it may give). `heldBack` is
+ * set when a limit, a hold or a pause left due runs unclaimed: when the claim may succeed again (`null`: once a lease
+ * is given back).
  */
 export interface FlowClaimPlan {
   mode: 'all' | 'groups';
@@ -180,7 +182,7 @@ export function planFlowClaim(input: {
   if (state.paused) return { mode: 'all', take: 0, groups: [], heldBack: null };
   const taskGate = new FlowGate(state.flow ?? undefined, { ...input.task, holdUntil: state.holdUntil }, now);
   const capacity = taskGate.capacity();
-  let left = Math.min(input.limit, capacity);
+  const left = Math.min(input.limit, capacity);
   if (left === 0) return { mode: 'all', take: 0, groups: [], heldBack: taskGate.reopensAt() };
   if (!claimsByGroup(state, now)) {
     if (capacity >= input.limit) return { mode: 'all', take: left, groups: [] };
@@ -188,6 +190,7 @@ export function planFlowClaim(input: {
     return { mode: 'all', take: left, groups: [], heldBack: taskGate.reopensAt() };
   }
   const plan: FlowClaimPlan = { mode: 'groups', take: 0, groups: [] };
+  let open = 0;
   for (const turn of [...input.groups].sort(compareGroupTurn)) {
     const gate = new FlowGate(state.flow?.group, turn.scope, now);
     const take = Math.min(left, gate.capacity());
@@ -196,9 +199,8 @@ export function planFlowClaim(input: {
       continue;
     }
     plan.groups.push({ group: turn.group, take });
-    plan.take += take;
-    left -= take;
-    if (left === 0) break;
+    open += take;
   }
+  plan.take = Math.min(left, open);
   return plan;
 }

@@ -93,7 +93,11 @@ export function flowCandidates<R>(
   if (plan.take === 0) return [];
   if (plan.mode === 'all') return reader.due(taskName, versions, null, plan.take);
   const rows: R[] = [];
-  for (const turn of plan.groups) rows.push(...reader.due(taskName, versions, turn.group, turn.take));
+  for (const turn of plan.groups) {
+    const left = plan.take - rows.length;
+    if (left <= 0) break;
+    rows.push(...reader.due(taskName, versions, turn.group, Math.min(turn.take, left)));
+  }
   return rows;
 }
 

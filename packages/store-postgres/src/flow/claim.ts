@@ -16,7 +16,7 @@ import {
 import type { PgContext } from '../context.js';
 import { dueByPriority } from '../sql/claim/due-by-priority.js';
 import { RUN_COLUMNS } from '../sql/claim/plain-statement.js';
-import { Params, type Statement } from '../wire/statement.js';
+import type { Statement } from '../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../writes/run-writes.js';
 import { taskRecords } from './tasks.js';
 
@@ -31,29 +31,37 @@ function scopeOf(row: ScopeRow | undefined, holdUntil: number | null): FlowScope
 async function taskScope(tx: Executor, t: Tables, namespace: string, task: string, after: number) {
   const [row] = await rowsOf<ScopeRow>(tx, {
     text: `SELECT (SELECT count(*) FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND lease_owner IS NOT NULL) AS leased,
-        c.n, c.oldest FROM (SELECT count(*) AS n, min(at) AS oldest FROM ${t.flowClaims}
+        c.n, c.oldest FROM (SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM ${t.flowClaims}
         WHERE namespace = $1 AND task_name = $2 AND scope = 'task' AND group_key = '' AND at > $3) AS c`,
     params: [namespace, task, after],
   });
   return scopeOf(row, null);
 }
 
-/** Each group with due runs, when it was last claimed, and its scope. */
-async function groupTurns(tx: Executor, t: Tables, namespace: string, task: string, after: number, now: number) {
+/** Each group with claimable runs, when it was last claimed, and its scope. */
+async function groupTurns(tx: Executor, t: Tables, namespace: string, task: string, after: number) {
   const rows = await rowsOf<
     ScopeRow & { group_key: string; last_claimed_at: number | null; hold_until: number | null }
   >(tx, {
-    text: `SELECT d.group_key, g.last_claimed_at, g.hold_until,
+    // The groups: one index seek each (a loose index scan of docket_runs_group_claim), not a scan of the due runs.
+    text: `WITH RECURSIVE k(group_key) AS (
+          (SELECT group_key FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND claim_due_at IS NOT NULL
+            ORDER BY group_key LIMIT 1)
+          UNION ALL
+          SELECT (SELECT r.group_key FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2
+            AND r.claim_due_at IS NOT NULL AND r.group_key > k.group_key ORDER BY r.group_key LIMIT 1)
+          FROM k WHERE k.group_key IS NOT NULL)
+        SELECT d.group_key, g.last_claimed_at, g.hold_until,
           (SELECT count(*) FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2 AND r.group_key = d.group_key
             AND r.lease_owner IS NOT NULL) AS leased,
-          (SELECT count(*) FROM ${t.flowClaims} c WHERE c.namespace = $1 AND c.task_name = $2 AND c.scope = 'group'
-            AND c.group_key = d.group_key AND c.at > $3) AS n,
+          (SELECT coalesce(sum(c.n), 0) FROM ${t.flowClaims} c WHERE c.namespace = $1 AND c.task_name = $2
+            AND c.scope = 'group' AND c.group_key = d.group_key AND c.at > $3) AS n,
           (SELECT min(at) FROM ${t.flowClaims} c WHERE c.namespace = $1 AND c.task_name = $2 AND c.scope = 'group'
             AND c.group_key = d.group_key AND c.at > $3) AS oldest
-        FROM (SELECT DISTINCT group_key FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
-          AND claim_due_at IS NOT NULL AND claim_due_at <= $4) AS d
-        LEFT JOIN ${t.flowGroups} g ON g.namespace = $1 AND g.task_name = $2 AND g.group_key = d.group_key`,
-    params: [namespace, task, after, now],
+        FROM k AS d
+        LEFT JOIN ${t.flowGroups} g ON g.namespace = $1 AND g.task_name = $2 AND g.group_key = d.group_key
+        WHERE d.group_key IS NOT NULL`,
+    params: [namespace, task, after],
   });
   return rows.map(
     (row): GroupTurn => ({
@@ -148,7 +156,7 @@ async function claimTask(
   const flow = state.flow;
   const task = state.paused ? EMPTY_SCOPE : await taskScope(tx, t, namespace, name, windowStart(now, flow?.rate));
   const byGroup = !state.paused && claimsByGroup(state, now);
-  const groups = byGroup ? await groupTurns(tx, t, namespace, name, windowStart(now, flow?.group?.rate), now) : [];
+  const groups = byGroup ? await groupTurns(tx, t, namespace, name, windowStart(now, flow?.group?.rate)) : [];
   const plan = flowPlanOf(
     state,
     () => task,
@@ -158,7 +166,11 @@ async function claimTask(
   if (plan.take === 0) return [];
   const rows: RunRow[] = [];
   if (plan.mode === 'all') rows.push(...(await dueRuns(tx, t, request, name, versions, null, plan.take)));
-  for (const turn of plan.groups) rows.push(...(await dueRuns(tx, t, request, name, versions, turn.group, turn.take)));
+  for (const turn of plan.groups) {
+    const left = plan.take - rows.length;
+    if (left <= 0) break;
+    rows.push(...(await dueRuns(tx, t, request, name, versions, turn.group, Math.min(turn.take, left))));
+  }
   const writes: PendingWrite[] = [];
   for (const row of rows.slice(0, plan.take)) {
     const current = rowToRun(row);
@@ -185,15 +197,10 @@ async function recordClaims(
   recordFlowClaims(
     {
       addClaims(taskName, group, at, count) {
-        const params = new Params();
-        const rows = Array.from(
-          { length: count },
-          () =>
-            `(${params.add(namespace)}, ${params.add(taskName)}, ${params.add(group === null ? 'task' : 'group')}, ${params.add(group ?? '')}, ${params.add(at, 'double precision')})`,
-        );
         statements.push({
-          text: `INSERT INTO ${t.flowClaims} (namespace, task_name, scope, group_key, at) VALUES ${rows.join(', ')}`,
-          params: params.values,
+          text: `INSERT INTO ${t.flowClaims} AS c (namespace, task_name, scope, group_key, at, n) VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (namespace, task_name, scope, group_key, at) DO UPDATE SET n = c.n + excluded.n`,
+          params: [namespace, taskName, group === null ? 'task' : 'group', group ?? '', at, count],
         });
       },
       prune(taskName, groups, before) {

@@ -52,20 +52,20 @@ export function sqliteFlowReader(
       const claims = s.flow.claimsSince.get(namespace, task, after);
       return { leased, claimsInWindow: claims?.n ?? 0, oldestClaimAt: claims?.oldest ?? null, holdUntil: null };
     },
-    groupTurns(task, _versions, rate, after, at): GroupTurn[] {
+    groupTurns(task, _versions, rate, after): GroupTurn[] {
       const leased = new Map(s.flow.leasedByGroup.all(namespace, task).map((r) => [r.group_key, r.n]));
       const claims = new Map(
         rate === undefined ? [] : s.flow.groupClaimsSince.all(namespace, task, after).map((r) => [r.group_key, r]),
       );
-      const stored = new Map(s.flow.groupRows.all(namespace, task).map((r) => [r.group_key, r]));
-      return s.flow.dueGroups.all(namespace, task, at).map(({ group_key: group }) => ({
-        group,
-        lastClaimedAt: stored.get(group)?.last_claimed_at ?? null,
+      const groups = s.flow.claimableGroups.all(namespace, task, namespace, task, namespace, task);
+      return groups.map((row) => ({
+        group: row.group_key,
+        lastClaimedAt: row.last_claimed_at,
         scope: {
-          leased: leased.get(group) ?? 0,
-          claimsInWindow: claims.get(group)?.n ?? 0,
-          oldestClaimAt: claims.get(group)?.oldest ?? null,
-          holdUntil: stored.get(group)?.hold_until ?? null,
+          leased: leased.get(row.group_key) ?? 0,
+          claimsInWindow: claims.get(row.group_key)?.n ?? 0,
+          oldestClaimAt: claims.get(row.group_key)?.oldest ?? null,
+          holdUntil: row.hold_until,
         },
       }));
     },
@@ -107,9 +107,7 @@ function dueOfGroup(
 export function sqliteFlowRecorder(s: Statements, namespace: string): FlowRecorder {
   return {
     addClaims(task, group, at, count) {
-      for (let i = 0; i < count; i++) {
-        s.flow.insertClaim.run(namespace, task, group === null ? 'task' : 'group', group ?? '', at);
-      }
+      s.flow.insertClaim.run(namespace, task, group === null ? 'task' : 'group', group ?? '', at, count);
     },
     prune(task, groups, before) {
       s.flow.pruneClaims.run(namespace, task, groups ? 'group' : 'task', before);

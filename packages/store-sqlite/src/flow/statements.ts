@@ -17,14 +17,13 @@ export interface FlowStatements {
   leasedByGroup: Database.Statement<[string, string], { group_key: string; n: number }>;
   claimsSince: Database.Statement<[string, string, number], ClaimsRow>;
   groupClaimsSince: Database.Statement<[string, string, number], ClaimsRow & { group_key: string }>;
-  dueGroups: Database.Statement<[string, string, number], { group_key: string }>;
-  groupRows: Database.Statement<
-    [string, string],
+  claimableGroups: Database.Statement<
+    [string, string, string, string, string, string],
     { group_key: string; last_claimed_at: number | null; hold_until: number | null }
   >;
   groupBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
   groupClaimable: Database.Statement<[string, string, string, number, number, number], unknown[]>;
-  insertClaim: Database.Statement<[string, string, Scope, string, number]>;
+  insertClaim: Database.Statement<[string, string, Scope, string, number, number]>;
   pruneClaims: Database.Statement<[string, string, Scope, number]>;
   touchGroup: Database.Statement<[string, string, string, number]>;
   holdGroup: Database.Statement<[string, string, string, number]>;
@@ -57,19 +56,25 @@ export function flowStatements(db: Database.Database): FlowStatements {
        WHERE namespace = ? AND task_name = ? AND lease_owner IS NOT NULL GROUP BY group_key`,
     ),
     claimsSince: db.prepare(
-      `SELECT count(*) AS n, min(at) AS oldest FROM docket_flow_claims
+      `SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM docket_flow_claims
        WHERE namespace = ? AND task_name = ? AND scope = 'task' AND group_key = '' AND at > ?`,
     ),
     groupClaimsSince: db.prepare(
-      `SELECT group_key, count(*) AS n, min(at) AS oldest FROM docket_flow_claims
+      `SELECT group_key, sum(n) AS n, min(at) AS oldest FROM docket_flow_claims
        WHERE namespace = ? AND task_name = ? AND scope = 'group' AND at > ? GROUP BY group_key`,
     ),
-    dueGroups: db.prepare(
-      `SELECT DISTINCT group_key FROM docket_runs INDEXED BY docket_runs_group_claim
-       WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND claim_due_at <= ?`,
-    ),
-    groupRows: db.prepare(
-      'SELECT group_key, last_claimed_at, hold_until FROM docket_flow_groups WHERE namespace = ? AND task_name = ?',
+    // The groups with claimable runs, one index seek each (a loose index scan), with their last claim and hold.
+    claimableGroups: db.prepare(
+      `WITH RECURSIVE g(k) AS (
+         SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
+           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL)
+         UNION ALL
+         SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
+           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND group_key > g.k)
+         FROM g WHERE g.k IS NOT NULL)
+       SELECT g.k AS group_key, f.last_claimed_at, f.hold_until FROM g
+       LEFT JOIN docket_flow_groups AS f ON f.namespace = ? AND f.task_name = ? AND f.group_key = g.k
+       WHERE g.k IS NOT NULL`,
     ),
     groupBandBelow: db.prepare(
       `SELECT priority FROM docket_runs INDEXED BY docket_runs_group_claim
@@ -84,7 +89,8 @@ export function flowStatements(db: Database.Database): FlowStatements {
       )
       .raw(true),
     insertClaim: db.prepare(
-      'INSERT INTO docket_flow_claims (namespace, task_name, scope, group_key, at) VALUES (?, ?, ?, ?, ?)',
+      `INSERT INTO docket_flow_claims (namespace, task_name, scope, group_key, at, n) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET n = n + excluded.n`,
     ),
     pruneClaims: db.prepare(
       'DELETE FROM docket_flow_claims WHERE namespace = ? AND task_name = ? AND scope = ? AND at <= ?',
