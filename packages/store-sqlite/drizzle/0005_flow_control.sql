@@ -32,7 +32,7 @@ CREATE TABLE `docket_tasks` (
 --> statement-breakpoint
 ALTER TABLE `docket_runs` ADD `group_key` text DEFAULT '' NOT NULL;--> statement-breakpoint
 ALTER TABLE `docket_runs` ADD `rate_limited` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX `docket_runs_group_claim` ON `docket_runs` (`namespace`,`task_name`,`group_key`,`priority`,`claim_due_at`) WHERE "docket_runs"."claim_due_at" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `docket_runs_group_claim` ON `docket_runs` (`namespace`,`task_name`,`group_key`,"priority" DESC,`claim_due_at`) WHERE "docket_runs"."claim_due_at" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `docket_runs_leased` ON `docket_runs` (`namespace`,`task_name`,`group_key`) WHERE "docket_runs"."lease_owner" IS NOT NULL;--> statement-breakpoint
 -- Hand-written: every task registered before this migration gets its row (its versions, no limits, not paused,
 -- revision 1), so that operator.tasks lists it before its queue registers it again.

@@ -65,11 +65,11 @@ describe('planFlowClaim', () => {
       state: state({ flow: { concurrency: 3, group: { concurrency: 1 } } }),
       task: EMPTY_SCOPE,
       groups: [
-        { group: 'b', lastClaimedAt: NOW - 10, scope: EMPTY_SCOPE },
-        { group: 'full', lastClaimedAt: null, scope: scope({ leased: 1 }) },
-        { group: 'a', lastClaimedAt: NOW - 100, scope: EMPTY_SCOPE },
-        { group: 'new', lastClaimedAt: null, scope: EMPTY_SCOPE },
-        { group: 'c', lastClaimedAt: NOW - 5, scope: EMPTY_SCOPE },
+        { group: 'b', lastClaimedAt: NOW - 10, scope: () => EMPTY_SCOPE },
+        { group: 'full', lastClaimedAt: null, scope: () => scope({ leased: 1 }) },
+        { group: 'a', lastClaimedAt: NOW - 100, scope: () => EMPTY_SCOPE },
+        { group: 'new', lastClaimedAt: null, scope: () => EMPTY_SCOPE },
+        { group: 'c', lastClaimedAt: NOW - 5, scope: () => EMPTY_SCOPE },
       ],
       limit: 8,
       now: NOW,
@@ -78,7 +78,6 @@ describe('planFlowClaim', () => {
       { group: 'new', take: 1 },
       { group: 'a', take: 1 },
       { group: 'b', take: 1 },
-      { group: 'c', take: 1 },
     ]);
     expect(plan).toMatchObject({ mode: 'groups', take: 3, heldBack: null });
   });

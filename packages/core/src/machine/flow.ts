@@ -150,7 +150,8 @@ export function earlierReopening(a: number | null | undefined, b: number | null)
 export interface GroupTurn {
   group: string;
   lastClaimedAt: number | null;
-  scope: FlowScopeState;
+  /** Its scope's state, read when the claim comes to the group (a claim that is full reads no further group). */
+  scope(): FlowScopeState;
 }
 
 /**
@@ -192,7 +193,7 @@ export function planFlowClaim(input: {
   const plan: FlowClaimPlan = { mode: 'groups', take: 0, groups: [] };
   let open = 0;
   for (const turn of [...input.groups].sort(compareGroupTurn)) {
-    const gate = new FlowGate(state.flow?.group, turn.scope, now);
+    const gate = new FlowGate(state.flow?.group, turn.scope(), now);
     const take = Math.min(left, gate.capacity());
     if (take === 0) {
       plan.heldBack = earlierReopening(plan.heldBack, gate.reopensAt());
@@ -200,6 +201,8 @@ export function planFlowClaim(input: {
     }
     plan.groups.push({ group: turn.group, take });
     open += take;
+    // Enough groups to fill the claim even if each gives only one run: the rest wait for the next claim.
+    if (plan.groups.length >= left) break;
   }
   plan.take = Math.min(left, open);
   return plan;

@@ -69,7 +69,12 @@ export interface FlowReader<R> {
   ): GroupTurn[];
   /** Up to `limit` due runs of the versions (of one group, or of any with `null`), in the claim order. */
   due(taskName: string, versions: readonly string[], group: string | null, limit: number): R[];
+  /** Optional: `due` for several groups at once, each up to its `take`, group after group. */
+  dueOfGroups?(taskName: string, versions: readonly string[], turns: readonly { group: string; take: number }[]): R[];
 }
+
+/** How many groups a claim asks `dueOfGroups` for at once. */
+const GROUPS_AT_ONCE = 16;
 
 /**
  * One flow-controlled task's candidates for a claim of at most `limit` runs: what `planFlowClaim` allows, read by
@@ -93,10 +98,17 @@ export function flowCandidates<R>(
   if (plan.take === 0) return [];
   if (plan.mode === 'all') return reader.due(taskName, versions, null, plan.take);
   const rows: R[] = [];
-  for (const turn of plan.groups) {
+  const step = reader.dueOfGroups === undefined ? 1 : GROUPS_AT_ONCE;
+  for (let i = 0; i < plan.groups.length && rows.length < plan.take; i += step) {
     const left = plan.take - rows.length;
-    if (left <= 0) break;
-    rows.push(...reader.due(taskName, versions, turn.group, Math.min(turn.take, left)));
+    const turns = plan.groups
+      .slice(i, i + step)
+      .map((turn) => ({ group: turn.group, take: Math.min(turn.take, left) }));
+    const read =
+      reader.dueOfGroups === undefined
+        ? reader.due(taskName, versions, turns[0]?.group ?? null, turns[0]?.take ?? 0)
+        : reader.dueOfGroups(taskName, versions, turns);
+    rows.push(...read.slice(0, left));
   }
   return rows;
 }

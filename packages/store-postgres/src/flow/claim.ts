@@ -67,7 +67,7 @@ async function groupTurns(tx: Executor, t: Tables, namespace: string, task: stri
     (row): GroupTurn => ({
       group: row.group_key,
       lastClaimedAt: row.last_claimed_at,
-      scope: scopeOf(row, row.hold_until),
+      scope: () => scopeOf(row, row.hold_until),
     }),
   );
 }

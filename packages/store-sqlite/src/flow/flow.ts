@@ -13,6 +13,7 @@ import {
   taskValues,
 } from '@docket/core/store';
 import type { Statements } from '../statements.js';
+import { GROUPS_PER_STATEMENT } from './statements.js';
 
 /** A task's record, or `null`. */
 export function selectTask(s: Statements, namespace: string, name: string): TaskRecord | null {
@@ -35,9 +36,6 @@ export function applyHold(s: Statements, run: RunRecord, hold: FlowHold): void {
   s.flow.holdGroup.run(run.namespace, run.taskName, hold.group, hold.until);
 }
 
-/** Above every priority a run can have (-1000..1000). */
-const ABOVE_ALL = 1001;
-
 /** Flow control's reads for one namespace at `now`, inside the claim's transaction. */
 export function sqliteFlowReader(
   s: Statements,
@@ -53,19 +51,19 @@ export function sqliteFlowReader(
       return { leased, claimsInWindow: claims?.n ?? 0, oldestClaimAt: claims?.oldest ?? null, holdUntil: null };
     },
     groupTurns(task, _versions, rate, after): GroupTurn[] {
-      const leased = new Map(s.flow.leasedByGroup.all(namespace, task).map((r) => [r.group_key, r.n]));
-      const claims = new Map(
-        rate === undefined ? [] : s.flow.groupClaimsSince.all(namespace, task, after).map((r) => [r.group_key, r]),
-      );
       const groups = s.flow.claimableGroups.all(namespace, task, namespace, task, namespace, task);
       return groups.map((row) => ({
         group: row.group_key,
         lastClaimedAt: row.last_claimed_at,
-        scope: {
-          leased: leased.get(row.group_key) ?? 0,
-          claimsInWindow: claims.get(row.group_key)?.n ?? 0,
-          oldestClaimAt: claims.get(row.group_key)?.oldest ?? null,
-          holdUntil: row.hold_until,
+        scope: () => {
+          const claims =
+            rate === undefined ? undefined : s.flow.groupClaimsSince.get(namespace, task, row.group_key, after);
+          return {
+            leased: s.flow.leasedOfGroup.get(namespace, task, row.group_key)?.n ?? 0,
+            claimsInWindow: claims?.n ?? 0,
+            oldestClaimAt: claims?.oldest ?? null,
+            holdUntil: row.hold_until,
+          };
         },
       }));
     },
@@ -75,27 +73,28 @@ export function sqliteFlowReader(
         for (const version of versions) rows.push(...dueOfVersion(task, version, limit));
         return rows;
       }
-      return dueOfGroup(s, namespace, task, versions, group, now, limit);
+      return dueOfGroups(s, namespace, task, versions, [{ group, take: limit }], now);
+    },
+    dueOfGroups(task, versions, turns) {
+      return dueOfGroups(s, namespace, task, versions, turns, now);
     },
   };
 }
 
-/** One group's due runs of the given versions, highest priority first, earliest due first within a priority. */
-function dueOfGroup(
+/** The due runs of the given versions of each group (up to its `take`), `GROUPS_PER_STATEMENT` groups a statement. */
+function dueOfGroups(
   s: Statements,
   namespace: string,
   task: string,
   versions: readonly string[],
-  group: string,
+  turns: readonly { group: string; take: number }[],
   now: number,
-  limit: number,
 ): RunRecord[] {
   const runs: RunRecord[] = [];
-  for (let band = ABOVE_ALL; runs.length < limit; ) {
-    const next = s.flow.groupBandBelow.get(namespace, task, group, band);
-    if (next === undefined) break;
-    band = next.priority;
-    for (const values of s.flow.groupClaimable.all(namespace, task, group, band, now, limit - runs.length)) {
+  for (let i = 0; i < turns.length; i += GROUPS_PER_STATEMENT) {
+    const chunk = turns.slice(i, i + GROUPS_PER_STATEMENT);
+    const params = chunk.flatMap((turn) => [namespace, task, turn.group, now, turn.take]);
+    for (const values of s.flow.groupsDue(chunk.length).all(...params)) {
       const run = rowToRun(runRowOf(values));
       if (versions.includes(run.taskVersion)) runs.push(run);
     }

@@ -14,15 +14,15 @@ export interface FlowStatements {
   holdTask: Database.Statement<[number, string, string]>;
   holdGroups: Database.Statement<[number, string, string]>;
   countLeased: Database.Statement<[string, string], { n: number }>;
-  leasedByGroup: Database.Statement<[string, string], { group_key: string; n: number }>;
+  leasedOfGroup: Database.Statement<[string, string, string], { n: number }>;
   claimsSince: Database.Statement<[string, string, number], ClaimsRow>;
-  groupClaimsSince: Database.Statement<[string, string, number], ClaimsRow & { group_key: string }>;
+  groupClaimsSince: Database.Statement<[string, string, string, number], ClaimsRow>;
   claimableGroups: Database.Statement<
     [string, string, string, string, string, string],
     { group_key: string; last_claimed_at: number | null; hold_until: number | null }
   >;
-  groupBandBelow: Database.Statement<[string, string, string, number], { priority: number }>;
-  groupClaimable: Database.Statement<[string, string, string, number, number, number], unknown[]>;
+  /** The due runs of `count` groups, each group's in claim order up to its limit (see `groupsDueStatement`). */
+  groupsDue: (count: number) => Database.Statement<unknown[], unknown[]>;
   insertClaim: Database.Statement<[string, string, Scope, string, number, number]>;
   pruneClaims: Database.Statement<[string, string, Scope, number]>;
   touchGroup: Database.Statement<[string, string, string, number]>;
@@ -51,17 +51,17 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
        WHERE namespace = ? AND task_name = ? AND lease_owner IS NOT NULL`,
     ),
-    leasedByGroup: db.prepare(
-      `SELECT group_key, count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
-       WHERE namespace = ? AND task_name = ? AND lease_owner IS NOT NULL GROUP BY group_key`,
+    leasedOfGroup: db.prepare(
+      `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
+       WHERE namespace = ? AND task_name = ? AND group_key = ? AND lease_owner IS NOT NULL`,
     ),
     claimsSince: db.prepare(
       `SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM docket_flow_claims
        WHERE namespace = ? AND task_name = ? AND scope = 'task' AND group_key = '' AND at > ?`,
     ),
     groupClaimsSince: db.prepare(
-      `SELECT group_key, sum(n) AS n, min(at) AS oldest FROM docket_flow_claims
-       WHERE namespace = ? AND task_name = ? AND scope = 'group' AND at > ? GROUP BY group_key`,
+      `SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM docket_flow_claims
+       WHERE namespace = ? AND task_name = ? AND scope = 'group' AND group_key = ? AND at > ?`,
     ),
     // The groups with claimable runs, one index seek each (a loose index scan), with their last claim and hold.
     claimableGroups: db.prepare(
@@ -76,18 +76,7 @@ export function flowStatements(db: Database.Database): FlowStatements {
        LEFT JOIN docket_flow_groups AS f ON f.namespace = ? AND f.task_name = ? AND f.group_key = g.k
        WHERE g.k IS NOT NULL`,
     ),
-    groupBandBelow: db.prepare(
-      `SELECT priority FROM docket_runs INDEXED BY docket_runs_group_claim
-       WHERE namespace = ? AND task_name = ? AND group_key = ? AND priority < ? AND claim_due_at IS NOT NULL
-       ORDER BY priority DESC LIMIT 1`,
-    ),
-    groupClaimable: db
-      .prepare<[string, string, string, number, number, number], unknown[]>(
-        `SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_group_claim
-         WHERE namespace = ? AND task_name = ? AND group_key = ? AND priority = ? AND claim_due_at IS NOT NULL
-         AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
-      )
-      .raw(true),
+    groupsDue: groupsDueStatements(db, runColumns),
     insertClaim: db.prepare(
       `INSERT INTO docket_flow_claims (namespace, task_name, scope, group_key, at, n) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET n = n + excluded.n`,
@@ -103,5 +92,31 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `INSERT INTO docket_flow_groups (namespace, task_name, group_key, hold_until) VALUES (?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET hold_until = max(coalesce(hold_until, 0), excluded.hold_until)`,
     ),
+  };
+}
+
+/** How many groups one `groupsDue` statement reads at most. */
+export const GROUPS_PER_STATEMENT = 16;
+
+/**
+ * `groupsDue(count)`: one statement (prepared once per count) that reads the due runs of `count` groups of a task,
+ * each group's highest priority first and earliest due first within it, up to its own limit: per group the
+ * parameters namespace, task, group, now and limit, in that order. `docket_runs_group_claim` keeps each group's
+ * claimable runs in that order (priority descending), so each part stops at its limit.
+ */
+function groupsDueStatements(db: Database.Database, runColumns: string): FlowStatements['groupsDue'] {
+  const prepared = new Map<number, Database.Statement<unknown[], unknown[]>>();
+  const part = `SELECT * FROM (SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_group_claim
+    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL AND claim_due_at <= ?
+    ORDER BY priority DESC, claim_due_at LIMIT ?)`;
+  return (count) => {
+    let statement = prepared.get(count);
+    if (statement === undefined) {
+      statement = db
+        .prepare<unknown[], unknown[]>(Array.from({ length: count }, () => part).join(' UNION ALL '))
+        .raw(true);
+      prepared.set(count, statement);
+    }
+    return statement;
   };
 }

@@ -45,7 +45,7 @@ export function memoryFlowReader(m: MemoryState, namespace: string, now: number)
         return {
           group,
           lastClaimedAt: stored?.lastClaimedAt ?? null,
-          scope: scopeOf(times, after, held, stored?.holdUntil ?? null),
+          scope: () => scopeOf(times, after, held, stored?.holdUntil ?? null),
         };
       });
     },
