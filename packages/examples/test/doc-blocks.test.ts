@@ -3,8 +3,9 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import ts from 'typescript';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error Plain JavaScript, shared with the package experiment.
 import { blocksOf, documents, needsServer, promisedLines } from '../../../tooling/scripts/doc-blocks.mjs';
 
@@ -22,9 +23,35 @@ interface Block {
 const blocks: Block[] = documents(ROOT).flatMap((file: string) => blocksOf(file, ROOT));
 const programs = blocks.filter((block) => !block.fragment);
 const dirOf = (block: Block) => join(WORK, block.where.replace(/[^A-Za-z0-9]+/g, '-'));
+const SERVER = process.env.DOCKET_TEST_DATABASE_URL;
+// The blocks that need a server get a database of their own, made for this run and dropped after it: a block opens
+// the default schema, which a database kept from an earlier run (or another version of Docket) would already hold.
+const DATABASE = `docket_doc_blocks_${process.pid}`;
+
+/** Runs `statement` on the server's own database (creating or dropping the blocks' database). */
+async function onServer(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL of the blocks' database: the server's URL with its database name replaced. */
+function blocksUrl(): string {
+  const url = new URL(SERVER as string);
+  url.pathname = `/${DATABASE}`;
+  return url.toString();
+}
 
 describe('the TypeScript blocks of the READMEs and docs run as written', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
+    if (SERVER !== undefined) {
+      await onServer(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+      await onServer(`CREATE DATABASE ${DATABASE}`);
+    }
     rmSync(WORK, { recursive: true, force: true });
     for (const block of programs) {
       mkdirSync(dirOf(block), { recursive: true });
@@ -40,6 +67,10 @@ describe('the TypeScript blocks of the READMEs and docs run as written', () => {
         include: ['**/main.ts'],
       }),
     );
+  });
+
+  afterAll(async () => {
+    if (SERVER !== undefined) await onServer(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
   });
 
   it('finds the blocks, and every one is a program or says it is a fragment', () => {
@@ -61,8 +92,7 @@ describe('the TypeScript blocks of the READMEs and docs run as written', () => {
 
   it.each(programs.map((block) => [block.where, block] as const))('%s runs and exits 0', (_where, block) => {
     const server = needsServer(block);
-    const url = process.env.DOCKET_TEST_DATABASE_URL;
-    if (server && url === undefined) return; // Without the server, the block is type-checked only (above).
+    if (server && SERVER === undefined) return; // Without the server, the block is type-checked only (above).
     const source = ts.transpileModule(block.code, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     }).outputText;
@@ -71,7 +101,7 @@ describe('the TypeScript blocks of the READMEs and docs run as written', () => {
       cwd: dirOf(block),
       encoding: 'utf8',
       timeout: 60_000,
-      env: { PATH: process.env.PATH ?? '', ...(server ? { DATABASE_URL: url } : {}) },
+      env: { PATH: process.env.PATH ?? '', ...(server ? { DATABASE_URL: blocksUrl() } : {}) },
     });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
     // A block that says what it prints (`console.log(...); // success 3`) prints that.

@@ -47,9 +47,11 @@ export async function selectAndApply(ctx: PgContext, request: SelectRequest, exp
   if (rest.length > 0 && limit > 0)
     claimed.push(...(await claimByPath(ctx, { ...request, tasks: rest, limit }, false)));
   limit = request.limit - claimed.length;
-  // A claim that came back short may have met a task put under flow control since the states were read (the flow
-  // gate kept its runs out): read them again (at most every few milliseconds) and claim those tasks now.
-  if (limit <= 0 || rest.length === 0 || ctx.flowStatesAge() < FLOW_RECHECK_MS) return claimed;
+  // A claim that came back empty may have met a task put under flow control since the states were read (the flow
+  // gate kept its runs out): read them again (at most every few milliseconds) and claim those tasks now. A claim that
+  // holds runs answers them at once: a held claim commits at the end of this turn, and the pages it hands out must
+  // begin within it to be written with it (the states are read again within `FLOW_STATES_MS` anyway).
+  if (claimed.length > 0 || limit <= 0 || rest.length === 0 || ctx.flowStatesAge() < FLOW_RECHECK_MS) return claimed;
   const now = await flowingTasks(ctx, request, tasksByName(rest), 0);
   claimed.push(...(await claimFlowing(ctx, { ...request, limit }, now)));
   return claimed;
@@ -57,7 +59,7 @@ export async function selectAndApply(ctx: PgContext, request: SelectRequest, exp
 
 /** How long the tasks' flow states read by a claim are used again, at most (see `PgContext.flowStates`). */
 const FLOW_STATES_MS = 1000;
-/** How soon a claim that came back short reads them again. */
+/** How soon a claim that came back empty reads them again. */
 const FLOW_RECHECK_MS = 50;
 
 /** The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing). */
