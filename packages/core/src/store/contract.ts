@@ -7,14 +7,36 @@ import type {
   CallbackKind,
   HistoryEntry,
   RunRecord,
-  RunStatus,
 } from '../machine/run-types.js';
 import type { RunWrite } from '../machine/run-write.js';
 import type { ScheduleRecord } from '../machine/schedule-types.js';
 import type { Json } from '../util/json.js';
+import type {
+  CollectRequest,
+  CollectResult,
+  ListCallbackEventsRequest,
+  ListRunsRequest,
+  ListSchedulesRequest,
+  RunStatsAnswer,
+  RunStatsRequest,
+  SettledMinute,
+  SettledRequest,
+} from './read-requests.js';
 import type { StartsPlan } from './start-plan.js';
 
-export type { PlainClaim, RunWrite };
+export type {
+  CollectRequest,
+  CollectResult,
+  ListCallbackEventsRequest,
+  ListRunsRequest,
+  ListSchedulesRequest,
+  PlainClaim,
+  RunStatsAnswer,
+  RunStatsRequest,
+  RunWrite,
+  SettledMinute,
+  SettledRequest,
+};
 
 /**
  * The contract every storage adapter implements. Core decides every transition with its pure state machine; a
@@ -166,33 +188,6 @@ export interface Store<Tx = unknown> {
   healthReasons?(): string[];
 }
 
-/** What `Store.runStats` counts: one namespace, one task name or all of them. */
-export interface RunStatsRequest {
-  namespace: string;
-  taskName: string | null;
-  now: number;
-}
-
-/** `Store.runStats`'s answer: run counts (only non-zero ones), dead letters and the earliest due time. */
-export interface RunStatsAnswer {
-  counts: { taskName: string; taskVersion: string; status: RunStatus; count: number }[];
-  deadLetters: number;
-  /** The earliest `dueAt` (epoch ms) of a run claimable at `now`, or `null` when none is due. */
-  oldestDueAt: number | null;
-}
-
-/** What `Store.settledPerMinute` reads: one namespace, from the minute holding `since` (epoch ms). */
-export interface SettledRequest {
-  namespace: string;
-  since: number;
-}
-
-/** One minute of `Store.settledPerMinute`: its start (epoch ms, a multiple of 60,000) and the runs settled in it. */
-export interface SettledMinute {
-  minute: number;
-  count: number;
-}
-
 /** The logger a queue gives its store (`Logger`'s `info` and `warn`). */
 export interface StoreLog {
   /** Something came back as it should (a listening connection). */
@@ -294,13 +289,6 @@ export interface DueSchedulesRequest {
   limit: number;
 }
 
-/** What `listSchedules` selects. */
-export interface ListSchedulesRequest {
-  namespace: string;
-  after: string | null;
-  limit: number;
-}
-
 /** What `createRun` did. */
 export type CreateRunResult =
   | { kind: 'created'; run: RunRecord }
@@ -359,27 +347,6 @@ export interface CallbackEventSelectRequest {
 /** Core's decision about one callback event inside a store transaction. */
 export type EventPlan<T> = (current: CallbackEventRecord | null) => { write: CallbackEventRecord | null; value: T };
 
-/** What `listCallbackEvents` selects. */
-export interface ListCallbackEventsRequest {
-  namespace: string;
-  status: CallbackEventStatus;
-  limit: number;
-  /** Only events whose id sorts below this one (the previous slice's last); `null` from the newest. */
-  before: string | null;
-}
-
-/** What `listRuns` selects. */
-export interface ListRunsRequest {
-  namespace: string;
-  taskName: string | null;
-  status: RunStatus | null;
-  /** Only runs of this group (`''`: the default group), when given. */
-  group?: string;
-  limit: number;
-  /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
-  before: string | null;
-}
-
 /** An operator command's identity: its id, the hash of its request, and the run or event it targets. */
 export interface CommandRequest {
   commandId: string;
@@ -406,25 +373,6 @@ export type CommandPlan<T> = (current: {
   task?: TaskRecord | null;
   result: T;
 };
-
-/** What `collect` deletes, by time (epoch ms). */
-export interface CollectRequest {
-  namespace: string;
-  runsBefore: number;
-  deadLettersBefore: number;
-  /** Scan at most this many candidate runs per call, so one call stays short. */
-  limit: number;
-  /** Continue the scan after this run id (from the previous call's `next`). */
-  after: string | null;
-}
-
-/** What one `collect` call deleted, and where the next call continues (`null`: the scan is complete). */
-export interface CollectResult {
-  runs: number;
-  events: number;
-  deadLetters: number;
-  next: string | null;
-}
 
 /** Statuses in which a callback event still waits for delivery (its run cannot be collected). */
 export const UNSETTLED_EVENT_STATUSES: readonly CallbackEventStatus[] = ['pending', 'retrying', 'delivering'];

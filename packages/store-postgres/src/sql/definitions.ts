@@ -8,8 +8,8 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { taskRecords, writeTask } from '../flow/tasks.js';
 import { rowsOf } from '../writes/run-writes.js';
+import { taskRecords, writeTask } from './tasks.js';
 
 /**
  * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and

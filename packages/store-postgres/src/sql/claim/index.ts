@@ -2,13 +2,13 @@ import type { PlainClaim, RunRecord, SelectRequest, TaskKey, TaskRecord } from '
 import { flowStateOf, needsFlow, tasksByName } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
-import { flowClaimIn } from '../../flow/claim.js';
-import { taskRecords } from '../../flow/tasks.js';
 import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
+import { taskRecords } from '../tasks.js';
 import { nextDueByPriority } from './due-by-priority.js';
+import { flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
 import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';

@@ -13,12 +13,12 @@ import {
   type TaskFlowState,
   windowStart,
 } from '@docket/core/store';
-import type { PgContext } from '../context.js';
-import { dueByPriority } from '../sql/claim/due-by-priority.js';
-import { RUN_COLUMNS } from '../sql/claim/plain-statement.js';
-import type { Statement } from '../wire/statement.js';
-import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../writes/run-writes.js';
-import { taskRecords } from './tasks.js';
+import type { PgContext } from '../../context.js';
+import type { Statement } from '../../wire/statement.js';
+import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../../writes/run-writes.js';
+import { taskRecords } from '../tasks.js';
+import { dueByPriority } from './due-by-priority.js';
+import { RUN_COLUMNS } from './plain-statement.js';
 
 type ScopeRow = { leased: string | number; n: string | number; oldest: number | null };
 

@@ -1,0 +1,76 @@
+// The requests and answers of the store's read verbs: stats, lists, and collection.
+import type { CallbackEventStatus, RunStatus } from '../machine/run-types.js';
+
+/** What `Store.runStats` counts: one namespace, one task name or all of them. */
+export interface RunStatsRequest {
+  namespace: string;
+  taskName: string | null;
+  now: number;
+}
+
+/** `Store.runStats`'s answer: run counts (only non-zero ones), dead letters and the earliest due time. */
+export interface RunStatsAnswer {
+  counts: { taskName: string; taskVersion: string; status: RunStatus; count: number }[];
+  deadLetters: number;
+  /** The earliest `dueAt` (epoch ms) of a run claimable at `now`, or `null` when none is due. */
+  oldestDueAt: number | null;
+}
+
+/** What `Store.settledPerMinute` reads: one namespace, from the minute holding `since` (epoch ms). */
+export interface SettledRequest {
+  namespace: string;
+  since: number;
+}
+
+/** One minute of `Store.settledPerMinute`: its start (epoch ms, a multiple of 60,000) and the runs settled in it. */
+export interface SettledMinute {
+  minute: number;
+  count: number;
+}
+
+/** What `listSchedules` selects. */
+export interface ListSchedulesRequest {
+  namespace: string;
+  after: string | null;
+  limit: number;
+}
+
+/** What `listCallbackEvents` selects. */
+export interface ListCallbackEventsRequest {
+  namespace: string;
+  status: CallbackEventStatus;
+  limit: number;
+  /** Only events whose id sorts below this one (the previous slice's last); `null` from the newest. */
+  before: string | null;
+}
+
+/** What `listRuns` selects. */
+export interface ListRunsRequest {
+  namespace: string;
+  taskName: string | null;
+  status: RunStatus | null;
+  /** Only runs of this group (`''`: the default group), when given. */
+  group?: string;
+  limit: number;
+  /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
+  before: string | null;
+}
+
+/** What `collect` deletes, by time (epoch ms). */
+export interface CollectRequest {
+  namespace: string;
+  runsBefore: number;
+  deadLettersBefore: number;
+  /** Scan at most this many candidate runs per call, so one call stays short. */
+  limit: number;
+  /** Continue the scan after this run id (from the previous call's `next`). */
+  after: string | null;
+}
+
+/** What one `collect` call deleted, and where the next call continues (`null`: the scan is complete). */
+export interface CollectResult {
+  runs: number;
+  events: number;
+  deadLetters: number;
+  next: string | null;
+}
