@@ -16,7 +16,7 @@ import {
 import type { PgContext } from '../../context.js';
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../../writes/run-writes.js';
-import { taskRecords } from '../tasks.js';
+import { taskRecords } from '../../writes/task-rows.js';
 import { dueByPriority } from './due-by-priority.js';
 import { RUN_COLUMNS } from './plain-statement.js';
 

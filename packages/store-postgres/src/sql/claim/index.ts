@@ -6,7 +6,7 @@ import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
-import { taskRecords } from '../tasks.js';
+import { taskRecords } from '../../writes/task-rows.js';
 import { nextDueByPriority } from './due-by-priority.js';
 import { flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';

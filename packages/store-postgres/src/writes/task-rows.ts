@@ -1,5 +1,5 @@
 import { rowToTask, TASK_COLUMNS, type TaskRecord, type TaskRow, taskValues } from '@docket/core/store';
-import { type Executor, rowsOf, type Tables } from '../writes/run-writes.js';
+import { type Executor, rowsOf, type Tables } from './run-writes.js';
 
 /** The tasks' records by name (those that have one). */
 export async function taskRecords(
