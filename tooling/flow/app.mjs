@@ -11,8 +11,8 @@ export const FLOW_TASK = 'limited';
 export const OTHER_TASK = 'other';
 
 /**
- * Defines the trial's two tasks on `queue` with `flow` on the limited one. With `handlers`, a page sleeps `pageMs` and
- * ends; a run whose query holds `holdUntil` (epoch ms) throws a task hold until then (`RetryAfterError`, from the
+ * Defines the trial's two tasks on `queue` with `flow` on the limited one. With `handlers`, a page sleeps `pageMs` (or
+ * its run's `query.pageMs`) and ends; a run whose query holds `holdUntil` (epoch ms) throws a task hold until then (`RetryAfterError`, from the
  * fixture's `@docket/core`), once that time is ahead. `started(runId)` is told when a page of the limited task begins
  * (after its claim committed): the trial's account of when each lease was surely held.
  */
@@ -23,7 +23,7 @@ export function defineFlowTasks(queue, { flow, pageMs = 20, handlers = true, Ret
     if (typeof holdUntil === 'number' && holdUntil - Date.now() > 50) {
       throw new RetryAfterError('the provider asked to wait', { retryAfterMs: holdUntil - Date.now(), hold: 'task' });
     }
-    await new Promise((resolve) => setTimeout(resolve, pageMs));
+    await new Promise((resolve) => setTimeout(resolve, ctx.query?.pageMs ?? pageMs));
     return ctx.end();
   };
   const limited = queue.define(

@@ -51,7 +51,8 @@ async function killHolding(queue, worker) {
  * Runs one trial. `producer` is a ready producer queue with the trial's tasks (`defineFlowTasks`, no handlers);
  * `spawnWorker(id, log)` starts a worker process that appends `runId startMs` lines to the file `log` when a page
  * begins, and answers `{ id, proc, ready }`. Starts `runs` runs of the limited
- * task (in `groups` groups when given; `holdFirstMs`: the first asks for a task hold that long), `other` runs of the
+ * task (in `groups` groups when given; `holdFirstMs`: the first asks for a task hold that long; `pageMs`: how long
+ * each of their pages takes, else the application's default), `other` runs of the
  * unlimited task, optionally kills one worker holding a lease (`kill`), waits until every run succeeded, and answers
  * the figures.
  */
@@ -66,6 +67,7 @@ export async function flowTrial({
   kill = false,
   holdFirstMs = 0,
   pause = false,
+  pageMs,
 }) {
   const procs = [];
   const logs = mkdtempSync(join(tmpdir(), 'docket-flow-'));
@@ -76,7 +78,7 @@ export async function flowTrial({
     const startedAt = Date.now();
     const holdUntil = startedAt + holdFirstMs;
     const inputs = Array.from({ length: runs }, (_, i) => ({
-      query: i === 0 && holdFirstMs > 0 ? { i, holdUntil } : { i },
+      query: { i, ...(i === 0 && holdFirstMs > 0 ? { holdUntil } : {}), ...(pageMs === undefined ? {} : { pageMs }) },
       ...(groups > 0 ? { group: `g${i % groups}` } : {}),
     }));
     if (holdFirstMs > 0) {
@@ -98,9 +100,30 @@ export async function flowTrial({
     const report = await figures(producer, startedAt, startsByRun(lines));
     return { ...report, pausedClaims, hold: report.hold && { ...report.hold, until: holdUntil } };
   } finally {
-    for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGTERM');
+    await stopWorkers(procs);
     rmSync(logs, { recursive: true, force: true });
   }
+}
+
+/**
+ * Stops the workers still running (SIGTERM: each closes its queue) and waits until they exited, so that nothing of a
+ * trial still claims while its store is dropped; one that has not exited after 10 s is killed.
+ */
+async function stopWorkers(procs) {
+  const running = procs.filter((p) => p.proc.exitCode === null && p.proc.signalCode === null);
+  await Promise.all(
+    running.map(
+      (p) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => p.proc.kill('SIGKILL'), 10_000);
+          p.proc.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          p.proc.kill('SIGTERM');
+        }),
+    ),
+  );
 }
 
 /** Pauses (or resumes) the limited task through the operator API. */

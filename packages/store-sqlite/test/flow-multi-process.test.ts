@@ -39,11 +39,11 @@ describe('flow control across four worker processes on one SQLite file', () => {
     return flowTrial({ producer, tasks, spawnWorker, ...options });
   }
 
-  it("never holds more than flow.concurrency leases, fills all of them, and gets a killed worker's slots back", async () => {
-    const report = await trial({ concurrency: 3 }, { runs: 300, kill: true });
+  it("never holds more than flow.concurrency leases, keeps it full most of the time, and gets a killed worker's slots back", async () => {
+    // 50 ms pages: the few milliseconds from a settle to the next claim's page stay a small share on a loaded machine.
+    const report = await trial({ concurrency: 3 }, { runs: 300, kill: true, pageMs: 50 });
     expect(report.leases.max).toBe(3);
-    // Three held at once some of the time; how much of the time is measured by `pnpm bench` (flow rows), not here.
-    expect(report.leases.atLeast(3)).toBeGreaterThan(0);
+    expect(report.leases.atLeast(3)).toBeGreaterThan(0.5);
     expect(report.recovered).toBeGreaterThan(0);
   });
 
