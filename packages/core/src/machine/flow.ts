@@ -179,31 +179,62 @@ export function planFlowClaim(input: {
   limit: number;
   now: number;
 }): FlowClaimPlan {
-  const { state, now } = input;
+  const plan = planTaskClaim(input.state, input.task, input.limit, input.now);
+  if (plan.mode === 'all') return plan;
+  const left = plan.take;
+  const walk = new GroupWalk(input.state.flow?.group, input.groups, input.now);
+  // Enough groups to fill the claim even if each gives only one run: the rest wait for the next claim.
+  const groups = walk.next(left, left);
+  const open = groups.reduce((sum, turn) => sum + turn.take, 0);
+  const decided: FlowClaimPlan = { mode: 'groups', take: Math.min(left, open), groups };
+  if (walk.heldBack !== undefined) decided.heldBack = walk.heldBack;
+  return decided;
+}
+
+/**
+ * The task's part of a flow claim: a whole plan when claims do not go by group (`all`), else `groups` with no group
+ * yet and `take` the most the task's own limits allow (`GroupWalk` chooses the groups).
+ */
+export function planTaskClaim(state: TaskFlowState, task: FlowScopeState, limit: number, now: number): FlowClaimPlan {
   if (state.paused) return { mode: 'all', take: 0, groups: [], heldBack: null };
-  const taskGate = new FlowGate(state.flow ?? undefined, { ...input.task, holdUntil: state.holdUntil }, now);
+  const taskGate = new FlowGate(state.flow ?? undefined, { ...task, holdUntil: state.holdUntil }, now);
   const capacity = taskGate.capacity();
-  const left = Math.min(input.limit, capacity);
+  const left = Math.min(limit, capacity);
   if (left === 0) return { mode: 'all', take: 0, groups: [], heldBack: taskGate.reopensAt() };
-  if (!claimsByGroup(state, now)) {
-    if (capacity >= input.limit) return { mode: 'all', take: left, groups: [] };
-    taskGate.take(left);
-    return { mode: 'all', take: left, groups: [], heldBack: taskGate.reopensAt() };
+  if (claimsByGroup(state, now)) return { mode: 'groups', take: left, groups: [] };
+  if (capacity >= limit) return { mode: 'all', take: left, groups: [] };
+  taskGate.take(left);
+  return { mode: 'all', take: left, groups: [], heldBack: taskGate.reopensAt() };
+}
+
+/**
+ * A task's groups in claim order (least recently claimed first), each admitted only when the claim comes to it: its
+ * scope is read then, so a claim filled by its first groups reads no other. `heldBack` keeps the earliest reopening of
+ * the closed groups passed.
+ */
+export class GroupWalk {
+  private readonly turns: GroupTurn[];
+  private at = 0;
+  heldBack: number | null | undefined = undefined;
+
+  constructor(
+    private readonly limits: FlowLimits | undefined,
+    turns: readonly GroupTurn[],
+    private readonly now: number,
+  ) {
+    this.turns = [...turns].sort(compareGroupTurn);
   }
-  const plan: FlowClaimPlan = { mode: 'groups', take: 0, groups: [] };
-  let open = 0;
-  for (const turn of [...input.groups].sort(compareGroupTurn)) {
-    const gate = new FlowGate(state.flow?.group, turn.scope(), now);
-    const take = Math.min(left, gate.capacity());
-    if (take === 0) {
-      plan.heldBack = earlierReopening(plan.heldBack, gate.reopensAt());
-      continue;
+
+  /** Up to `count` more open groups, each with the most runs it may give now, at most `most`. */
+  next(count: number, most: number): { group: string; take: number }[] {
+    const open: { group: string; take: number }[] = [];
+    while (open.length < count && this.at < this.turns.length) {
+      const turn = this.turns[this.at++] as GroupTurn;
+      const gate = new FlowGate(this.limits, turn.scope(), this.now);
+      const take = Math.min(most, gate.capacity());
+      if (take === 0) this.heldBack = earlierReopening(this.heldBack, gate.reopensAt());
+      else open.push({ group: turn.group, take });
     }
-    plan.groups.push({ group: turn.group, take });
-    open += take;
-    // Enough groups to fill the claim even if each gives only one run: the rest wait for the next claim.
-    if (plan.groups.length >= left) break;
+    return open;
   }
-  plan.take = Math.min(left, open);
-  return plan;
 }

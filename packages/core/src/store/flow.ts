@@ -12,7 +12,9 @@ import {
   type FlowRate,
   type FlowScopeState,
   type GroupTurn,
+  GroupWalk,
   planFlowClaim,
+  planTaskClaim,
   type TaskFlowState,
 } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
@@ -78,7 +80,8 @@ const GROUPS_AT_ONCE = 16;
 
 /**
  * One flow-controlled task's candidates for a claim of at most `limit` runs: what `planFlowClaim` allows, read by
- * `reader`. Tells `request.heldBack` when limits left due runs unclaimed.
+ * `reader`. Groups are admitted as their runs are read (`GroupWalk`), `GROUPS_AT_ONCE` at a time, so a claim filled by
+ * its first groups reads the scope of no other. Tells `request.heldBack` when limits left due runs unclaimed.
  */
 export function flowCandidates<R>(
   reader: FlowReader<R>,
@@ -89,27 +92,28 @@ export function flowCandidates<R>(
 ): R[] {
   const { now } = request;
   const flow = state.flow;
-  const plan = flowPlanOf(
-    state,
-    () => reader.taskScope(taskName, flow?.rate, windowStart(now, flow?.rate)),
-    () => reader.groupTurns(taskName, versions, flow?.group?.rate, windowStart(now, flow?.group?.rate), now),
-    request,
-  );
-  if (plan.take === 0) return [];
-  if (plan.mode === 'all') return reader.due(taskName, versions, null, plan.take);
+  const task = state.paused ? EMPTY : reader.taskScope(taskName, flow?.rate, windowStart(now, flow?.rate));
+  const plan = planTaskClaim(state, task, request.limit, now);
+  if (plan.mode === 'all') {
+    if (plan.heldBack !== undefined) request.heldBack?.(plan.heldBack);
+    return plan.take === 0 ? [] : reader.due(taskName, versions, null, plan.take);
+  }
+  const after = windowStart(now, flow?.group?.rate);
+  const walk = new GroupWalk(flow?.group, reader.groupTurns(taskName, versions, flow?.group?.rate, after, now), now);
   const rows: R[] = [];
   const step = reader.dueOfGroups === undefined ? 1 : GROUPS_AT_ONCE;
-  for (let i = 0; i < plan.groups.length && rows.length < plan.take; i += step) {
+  while (rows.length < plan.take) {
     const left = plan.take - rows.length;
-    const turns = plan.groups
-      .slice(i, i + step)
-      .map((turn) => ({ group: turn.group, take: Math.min(turn.take, left) }));
+    const turns = walk.next(step, left);
+    const first = turns[0];
+    if (first === undefined) break;
     const read =
       reader.dueOfGroups === undefined
-        ? reader.due(taskName, versions, turns[0]?.group ?? null, turns[0]?.take ?? 0)
+        ? reader.due(taskName, versions, first.group, first.take)
         : reader.dueOfGroups(taskName, versions, turns);
     rows.push(...read.slice(0, left));
   }
+  if (walk.heldBack !== undefined) request.heldBack?.(walk.heldBack);
   return rows;
 }
 

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { EMPTY_SCOPE, type GroupTurn, type TaskFlowState } from '../machine/flow.js';
+import { type FlowReader, flowCandidates } from './flow.js';
+
+const NOW = 50_000;
+const STATE: TaskFlowState = {
+  flow: { group: { concurrency: 100 } },
+  paused: false,
+  holdUntil: null,
+  groupHoldUntil: null,
+};
+
+/** A reader over `groups` groups of `perGroup` due runs (`g<i>-<j>`), counting the group scopes it is asked for. */
+function reader(groups: number, perGroup: number, batched: boolean) {
+  const scopesRead: string[] = [];
+  const dueOf = (group: string, take: number) =>
+    Array.from({ length: Math.min(take, perGroup) }, (_, j) => `${group}-${j}`);
+  const read: FlowReader<string> = {
+    taskScope: () => EMPTY_SCOPE,
+    groupTurns: () =>
+      Array.from(
+        { length: groups },
+        (_, i): GroupTurn => ({
+          group: `g${String(i).padStart(3, '0')}`,
+          lastClaimedAt: NOW - 1000 + i,
+          scope: () => {
+            scopesRead.push(`g${String(i).padStart(3, '0')}`);
+            return EMPTY_SCOPE;
+          },
+        }),
+      ),
+    due: (_task, _versions, group, limit) => (group === null ? [] : dueOf(group, limit)),
+  };
+  if (batched) read.dueOfGroups = (_task, _versions, turns) => turns.flatMap((t) => dueOf(t.group, t.take));
+  return { read, scopesRead };
+}
+
+describe('flowCandidates by group', () => {
+  it('reads the scopes of only the groups a claim comes to, least recently claimed first', () => {
+    const one = reader(40, 10, false);
+    const runs = flowCandidates(one.read, STATE, 't', ['1'], { limit: 25, now: NOW });
+    expect(runs).toHaveLength(25);
+    expect(runs.slice(0, 11)).toEqual([...Array.from({ length: 10 }, (_, j) => `g000-${j}`), 'g001-0']);
+    expect(one.scopesRead).toEqual(['g000', 'g001', 'g002']);
+
+    const batched = reader(40, 10, true);
+    expect(flowCandidates(batched.read, STATE, 't', ['1'], { limit: 25, now: NOW })).toEqual(runs);
+    // Sixteen groups a statement: the first statement fills the claim.
+    expect(batched.scopesRead).toHaveLength(16);
+  });
+
+  it('walks on past groups at their limit and says when one reopens, once every group is passed', () => {
+    const { read, scopesRead } = reader(5, 2, true);
+    const turns = read.groupTurns('t', ['1'], undefined, NOW, NOW);
+    read.groupTurns = () =>
+      turns.map((turn, i) =>
+        i % 2 === 0 ? { ...turn, scope: () => ({ ...EMPTY_SCOPE, holdUntil: NOW + 700 }) } : turn,
+      );
+    const held: (number | null)[] = [];
+    const runs = flowCandidates(read, STATE, 't', ['1'], { limit: 10, now: NOW, heldBack: (at) => held.push(at) });
+    expect(runs).toEqual(['g001-0', 'g001-1', 'g003-0', 'g003-1']);
+    expect(held).toEqual([NOW + 700]);
+    expect(scopesRead).toEqual(['g001', 'g003']);
+  });
+});
