@@ -4,9 +4,10 @@ import type { Engine } from '../queue/engine.js';
 import type { ResolvedDefinition } from '../task/definition.js';
 import { type PageOutcome, type PageSpan, type StartSpan, traced } from './telemetry.js';
 
-/** One executing page's span and the outcome its writes left so far. */
+/** One executing page's span, its claim's fence (its writes carry it), and the outcome its writes left so far. */
 export interface PageTrace {
   span: PageSpan;
+  fence: number;
   outcome: PageOutcome | null;
 }
 
@@ -15,8 +16,12 @@ export interface PageTrace {
  * tracer every method returns at its first line.
  */
 export class Tracing {
-  /** Pages in flight with a span, by run id: the outcome each page's writes left, until the page settles. */
-  private readonly pages = new Map<string, PageTrace>();
+  /**
+   * Pages in flight with a span, by run id, oldest first: the outcome each page's writes left, until the page settles.
+   * A run's next page can begin before the previous one's commit is reported (a store may write that commit with the
+   * next claim), so a run can have two.
+   */
+  private readonly pages = new Map<string, PageTrace[]>();
   /** The due time of each run this process claimed, read from the run before its claim (for the queue time). */
   private readonly dueAtClaim = new Map<string, number | null>();
 
@@ -78,15 +83,15 @@ export class Tracing {
       }),
     );
     if (span === null) return null;
-    const page: PageTrace = { span, outcome: null };
-    this.pages.set(run.runId, page);
+    const page: PageTrace = { span, fence: run.fence, outcome: null };
+    this.pages.set(run.runId, [...(this.pages.get(run.runId) ?? []), page]);
     return page;
   }
 
   /** Runs `body` (the call of the page's handler) inside the page span's context, when its span offers one. */
   around<T>(runId: string, body: () => T): T {
     if (this.pages.size === 0) return body();
-    const span = this.pages.get(runId)?.span;
+    const span = this.pages.get(runId)?.at(-1)?.span;
     return span?.around === undefined ? body() : span.around(body);
   }
 
@@ -106,9 +111,10 @@ export class Tracing {
       traced(this.engine.log, 'settled', () => tracer.settled?.(info));
     }
     if (this.pages.size === 0) return;
-    const page = this.pages.get(write.run.runId);
     // A claim is the next page's start, written before that page's span exists: it is no outcome of this one.
-    if (page === undefined || write.run.reason === 'CLAIMED') return;
+    if (write.run.reason === 'CLAIMED') return;
+    const page = this.pages.get(write.run.runId)?.find((trace) => trace.fence === write.run.fence);
+    if (page === undefined) return;
     const { run } = write;
     page.outcome = {
       status: run.status,
@@ -120,7 +126,9 @@ export class Tracing {
   /** The page of `runId` settled: ends its span with what its writes left (`null`: nothing was written). */
   pageEnded(runId: string, page: PageTrace | null): void {
     if (page === null) return;
-    if (this.pages.get(runId) === page) this.pages.delete(runId);
+    const left = this.pages.get(runId)?.filter((trace) => trace !== page) ?? [];
+    if (left.length === 0) this.pages.delete(runId);
+    else this.pages.set(runId, left);
     traced(this.engine.log, 'pageSpan.end', () => page.span.end(page.outcome));
   }
 }
