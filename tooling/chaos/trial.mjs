@@ -29,10 +29,15 @@ function workerPool(spawnWorker, count) {
   let next = 0;
   let closing = false;
   let restarts = 0;
+  // Workers that printed `ready` (their SIGTERM handler is in place: a SIGTERM closes them).
+  const readied = new WeakSet();
   const crashes = [];
   const start = () => {
     const child = spawnWorker(`chaos-${next++}`);
     live.add(child);
+    lines(child, (line) => {
+      if (line === 'ready') readied.add(child);
+    });
     child.on('exit', (code, signal) => {
       if (!live.delete(child) || closing) return;
       // Exit 3: its start-up met a killed connection and said so with a coded error. Anything else is a crash.
@@ -57,7 +62,10 @@ function workerPool(spawnWorker, count) {
       victim.kill('SIGKILL');
       start();
     },
-    /** SIGTERMs every worker; answers the longest `close()` one reported, or `null` if one did not exit in `boundMs`. */
+    /**
+     * SIGTERMs every worker; answers the longest `close()` one reported, or `null` if one did not exit in `boundMs` or
+     * exited without closing after it was ready.
+     */
     async close(boundMs) {
       closing = true;
       const closes = [...live].map(
@@ -68,9 +76,10 @@ function workerPool(spawnWorker, count) {
               if (line.startsWith('closed ')) closedMs = Number(line.slice(7));
             });
             const timer = setTimeout(() => resolve(null), boundMs);
-            child.on('exit', () => {
+            child.on('exit', (_code, signal) => {
               clearTimeout(timer);
-              resolve(closedMs);
+              // One still loading its modules has no handler yet: the SIGTERM ends it, with no queue to close.
+              resolve(closedMs ?? (signal === 'SIGTERM' && !readied.has(child) ? 0 : null));
             });
             child.kill('SIGTERM');
           }),
