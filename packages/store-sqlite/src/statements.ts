@@ -9,6 +9,7 @@ import {
   runParams,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { GroupLists } from './flow/group-lists.js';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
@@ -52,6 +53,9 @@ export class Statements {
   readonly addCount: Database.Statement<[string, string, string, string, number]>;
   /** Adds to the runs settled in one minute of a namespace (`namespace`, `minute`, `n`). */
   readonly addSettled: Database.Statement<[string, number, number]>;
+
+  /** The groups of each task that claims by group, kept between claims (see `GroupLists`). */
+  readonly groupLists = new GroupLists();
 
   /** The run counts of the open batched commit, written at its end (see `CountBuffer`). */
   readonly counts = new CountBuffer(() => this);

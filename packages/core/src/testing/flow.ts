@@ -134,6 +134,35 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(claimedAt[1]).toBeGreaterThanOrEqual(heldAt + 300);
     });
 
+    it("a RetryAfterError with hold: 'group' holds that group only; a group started meanwhile runs", async () => {
+      const h = await area.harness();
+      const claimed: { group: string; at: number }[] = [];
+      const { task } = await area.open(
+        h.store,
+        { name: 'grouped', version: '1', flow: { group: { concurrency: 5 } } },
+        {
+          execute(ctx) {
+            const group = String((ctx.query as { group: string }).group);
+            claimed.push({ group, at: Date.now() });
+            if (group === 'held' && claimed.length === 1) {
+              throw new RetryAfterError('429 for this key', { retryAfterMs: 2000, hold: 'group' });
+            }
+            return ctx.end();
+          },
+        },
+      );
+      const first = await task.start({ query: { group: 'held' }, group: 'held' });
+      await waitForStatus(task, first.runId, 'retrying');
+      const heldAt = Date.now();
+      const second = await task.start({ query: { group: 'held' }, group: 'held' });
+      const free = await task.start({ query: { group: 'free' }, group: 'free' });
+      await waitForStatus(task, free.runId, 'success');
+      expect((await task.get(second.runId))?.status).toBe('pending');
+      await waitForStatus(task, second.runId, 'success');
+      const heldClaims = claimed.filter((c) => c.group === 'held').slice(1);
+      expect(heldClaims.every((c) => c.at >= heldAt + 1500)).toBe(true);
+    });
+
     it('a paused task accepts starts and runs nothing until resumed, while another task runs', async () => {
       const h = await area.harness();
       const { queue, task } = await area.open(

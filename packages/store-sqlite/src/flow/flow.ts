@@ -1,4 +1,5 @@
 import {
+  DEFAULT_GROUP,
   EMPTY_SCOPE,
   type FlowHold,
   type FlowReader,
@@ -37,12 +38,25 @@ export function applyHold(s: Statements, run: RunRecord, hold: FlowHold): void {
 }
 
 /** Flow control's reads for one namespace at `now`, inside the claim's transaction. */
+export interface SqliteFlowReader extends FlowReader<RunRecord> {
+  /** Whether the task's groups came from the list kept since an earlier claim (see `GroupLists`). */
+  keptGroups(task: string): boolean;
+}
+
+/** Flow control's reads for one namespace at `now`, inside the claim's transaction. */
 export function sqliteFlowReader(
   s: Statements,
   namespace: string,
   now: number,
   dueOfVersion: (task: string, version: string, limit: number) => RunRecord[],
-): FlowReader<RunRecord> {
+): SqliteFlowReader {
+  const kept = new Set<string>();
+  const ofGroups = (task: string, versions: readonly string[], turns: readonly { group: string; take: number }[]) => {
+    const runs = dueOfGroups(s, namespace, task, versions, turns, now);
+    const found = new Set(runs.map((run) => run.group ?? DEFAULT_GROUP));
+    for (const turn of turns) if (!found.has(turn.group)) s.groupLists.drop(namespace, task, turn.group);
+    return runs;
+  };
   return {
     taskScope(task, rate, after): FlowScopeState {
       const leased = s.flow.countLeased.get(namespace, task)?.n ?? 0;
@@ -51,18 +65,22 @@ export function sqliteFlowReader(
       return { leased, claimsInWindow: claims?.n ?? 0, oldestClaimAt: claims?.oldest ?? null, holdUntil: null };
     },
     groupTurns(task, _versions, rate, after): GroupTurn[] {
-      const groups = s.flow.claimableGroups.all(namespace, task, namespace, task, namespace, task);
-      return groups.map((row) => ({
+      const listed = s.groupLists.groups(namespace, task, now, () =>
+        s.flow.claimableGroups.all(namespace, task, namespace, task, namespace, task),
+      );
+      if (listed.kept) kept.add(task);
+      return listed.groups.map((row) => ({
         group: row.group_key,
         lastClaimedAt: row.last_claimed_at,
         scope: () => {
           const claims =
             rate === undefined ? undefined : s.flow.groupClaimsSince.get(namespace, task, row.group_key, after);
+          const group = s.flow.groupScope.get(namespace, task, row.group_key, namespace, task, row.group_key);
           return {
-            leased: s.flow.leasedOfGroup.get(namespace, task, row.group_key)?.n ?? 0,
+            leased: group?.n ?? 0,
             claimsInWindow: claims?.n ?? 0,
             oldestClaimAt: claims?.oldest ?? null,
-            holdUntil: row.hold_until,
+            holdUntil: group?.hold_until ?? null,
           };
         },
       }));
@@ -73,11 +91,10 @@ export function sqliteFlowReader(
         for (const version of versions) rows.push(...dueOfVersion(task, version, limit));
         return rows;
       }
-      return dueOfGroups(s, namespace, task, versions, [{ group, take: limit }], now);
+      return ofGroups(task, versions, [{ group, take: limit }]);
     },
-    dueOfGroups(task, versions, turns) {
-      return dueOfGroups(s, namespace, task, versions, turns, now);
-    },
+    dueOfGroups: ofGroups,
+    keptGroups: (task) => kept.has(task),
   };
 }
 
@@ -113,6 +130,7 @@ export function sqliteFlowRecorder(s: Statements, namespace: string): FlowRecord
     },
     touchGroups(task, groups, at) {
       for (const group of groups) s.flow.touchGroup.run(namespace, task, group, at);
+      s.groupLists.touched(namespace, task, groups, at);
     },
   };
 }

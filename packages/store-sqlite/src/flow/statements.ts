@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 /** Whose claims a `docket_flow_claims` row counts: the task's, or one group's. */
 export type Scope = 'task' | 'group';
 type ClaimsRow = { n: number; oldest: number | null };
+type GroupScopeRow = { n: number; hold_until: number | null };
 
 /** The statements `flowStatements` prepares. */
 export interface FlowStatements {
@@ -14,7 +15,7 @@ export interface FlowStatements {
   holdTask: Database.Statement<[number, string, string]>;
   holdGroups: Database.Statement<[number, string, string]>;
   countLeased: Database.Statement<[string, string], { n: number }>;
-  leasedOfGroup: Database.Statement<[string, string, string], { n: number }>;
+  groupScope: Database.Statement<[string, string, string, string, string, string], GroupScopeRow>;
   claimsSince: Database.Statement<[string, string, number], ClaimsRow>;
   groupClaimsSince: Database.Statement<[string, string, string, number], ClaimsRow>;
   claimableGroups: Database.Statement<
@@ -51,9 +52,11 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
        WHERE namespace = ? AND task_name = ? AND lease_owner IS NOT NULL`,
     ),
-    leasedOfGroup: db.prepare(
-      `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
-       WHERE namespace = ? AND task_name = ? AND group_key = ? AND lease_owner IS NOT NULL`,
+    // A group's runs holding a lease, and its hold.
+    groupScope: db.prepare(
+      `SELECT (SELECT count(*) FROM docket_runs INDEXED BY docket_runs_leased
+         WHERE namespace = ? AND task_name = ? AND group_key = ? AND lease_owner IS NOT NULL) AS n,
+       (SELECT hold_until FROM docket_flow_groups WHERE namespace = ? AND task_name = ? AND group_key = ?) AS hold_until`,
     ),
     claimsSince: db.prepare(
       `SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM docket_flow_claims

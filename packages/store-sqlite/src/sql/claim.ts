@@ -113,7 +113,13 @@ function dueCandidates(s: Statements, request: SelectRequest, flowing: Map<strin
     const state = flowStateOf(selectTask(s, namespace, name));
     if (state !== null && needsFlow(state, now)) {
       flowing.set(name, state);
-      runs.push(...flowCandidates(reader, state, name, versions, request));
+      let due = flowCandidates(reader, state, name, versions, request);
+      // A short claim from a kept list of groups lists them again: a group may have got due runs since.
+      if (due.length < limit && reader.keptGroups(name)) {
+        s.groupLists.forget(namespace, name);
+        due = flowCandidates(reader, state, name, versions, request);
+      }
+      runs.push(...due);
     } else {
       for (const version of versions) runs.push(...dueOfVersion(name, version, limit));
     }

@@ -1,0 +1,69 @@
+/**
+ * The groups with claimable runs of each task that claims by group, kept between claims on one connection: listing
+ * them costs one index seek per group, so a claim lists them again only when its list is older than
+ * `GROUP_LIST_FRESH_MS` or came back short. Limits never depend on the list (a group's leases, claims and hold are read
+ * fresh when a claim comes to it); what a stale list changes is only which group goes first, and how soon a group that
+ * had no due runs when the list was made is seen (at most `GROUP_LIST_FRESH_MS` later, or at the next short claim).
+ */
+
+/** How long a task's list of groups is used before it is listed again, in milliseconds of the claims' clock. */
+export const GROUP_LIST_FRESH_MS = 1000;
+
+/** One listed group: its key and when it was last claimed (`null`: never). */
+export interface ListedGroup {
+  group_key: string;
+  last_claimed_at: number | null;
+}
+
+interface GroupList {
+  listedAt: number;
+  /** Group key to its last claim, as listed and as this connection's claims touched it since. */
+  groups: Map<string, number | null>;
+}
+
+/** Each task's listed groups, by namespace and task name. */
+export class GroupLists {
+  private readonly lists = new Map<string, GroupList>();
+
+  /**
+   * The task's groups at `now`: the kept list while it is fresh, else `list()` (then kept). `fromList` answers whether
+   * the kept list was used.
+   */
+  groups(
+    namespace: string,
+    task: string,
+    now: number,
+    list: () => ListedGroup[],
+  ): { groups: ListedGroup[]; kept: boolean } {
+    const key = keyOf(namespace, task);
+    const kept = this.lists.get(key);
+    if (kept !== undefined && now >= kept.listedAt && now - kept.listedAt < GROUP_LIST_FRESH_MS) {
+      return {
+        groups: [...kept.groups].map(([group_key, last_claimed_at]) => ({ group_key, last_claimed_at })),
+        kept: true,
+      };
+    }
+    const listed = list();
+    this.lists.set(key, { listedAt: now, groups: new Map(listed.map((row) => [row.group_key, row.last_claimed_at])) });
+    return { groups: listed, kept: false };
+  }
+
+  /** Lists the task's groups again at its next claim. */
+  forget(namespace: string, task: string): void {
+    this.lists.delete(keyOf(namespace, task));
+  }
+
+  /** Leaves out a group a claim found without due runs, until the task's groups are listed again. */
+  drop(namespace: string, task: string, group: string): void {
+    this.lists.get(keyOf(namespace, task))?.groups.delete(group);
+  }
+
+  /** Notes that the groups were claimed at `at` (the order of the next claims). */
+  touched(namespace: string, task: string, groups: readonly string[], at: number): void {
+    const list = this.lists.get(keyOf(namespace, task));
+    if (list === undefined) return;
+    for (const group of groups) if (list.groups.has(group)) list.groups.set(group, at);
+  }
+}
+
+const keyOf = (namespace: string, task: string) => `${namespace}\u0000${task}`;
