@@ -1,7 +1,8 @@
 // The application the flow-control trials run on every store: one task with the trial's `flow`, whose pages sleep
 // `pageMs` and end, and which throws a `RetryAfterError` holding the whole task when a run asks for it. Worker
 // processes of both stores' trials define it here, so both trials prove the same things. The store fixtures pass in
-// their queue and `RetryAfterError` (plain JavaScript with no imports, like tooling/chaos/app.mjs).
+// their `createQueue`, store and `RetryAfterError` (plain JavaScript importing no package, like tooling/chaos/app.mjs).
+import { appendFileSync } from 'node:fs';
 
 /** The queue options every flow worker shares: short polls and leases (a killed worker's slots come back soon). */
 export const FLOW_PROTOCOL = { pollMs: 20, leaseMs: 3000, heartbeatMs: 1000, recoveryLimit: 1000 };
@@ -44,4 +45,20 @@ export async function runFlowWorker(queue) {
       () => process.exit(1),
     );
   });
+}
+
+/**
+ * A flow worker process's whole job: a consumer queue on `store` (made by the fixture with its own copy of
+ * `createQueue`), the trial's tasks with `flow`, each page's start appended to `log` as `runId startMs`, until SIGTERM.
+ */
+export async function flowWorkerMain({ createQueue, RetryAfterError, store, workerId, flow, log }) {
+  const queue = createQueue({
+    store,
+    runtime: { mode: 'consumer', workerId, concurrency: 16 },
+    protocol: FLOW_PROTOCOL,
+    logger: false,
+  });
+  const started = (runId) => appendFileSync(log, `${runId} ${Date.now()}\n`);
+  defineFlowTasks(queue, { flow: JSON.parse(flow), RetryAfterError, started });
+  await runFlowWorker(queue);
 }
