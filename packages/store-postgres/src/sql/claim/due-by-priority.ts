@@ -19,9 +19,22 @@ export interface DueQuery {
 }
 
 /**
+ * The parameters of a one-task due read in the order both claims pass them (namespace, task, version, now, limit),
+ * with the CTE of its priorities named `b`.
+ */
+export const TASK_DUE_PARAMS = {
+  bands: 'b',
+  namespace: '$1::text',
+  taskName: '$2::text',
+  taskVersion: '$3::text',
+  now: '$4::double precision',
+  limit: '$5::integer',
+} as const;
+
+/**
  * The flow gate in SQL: the task has no record that puts it under flow control at `now` (core's `needsFlow`: limits,
  * a pause, or a hold of the task or one of its groups in force). Runs of a task under it are claimed only by the flow
- * claim (`src/flow/`).
+ * claim (`flow.ts`).
  */
 export function flowGate(tasks: string, namespace: string, taskName: string, now: string): string {
   return `NOT EXISTS (SELECT 1 FROM ${tasks} AS ft WHERE ft.namespace = ${namespace} AND ft.name = ${taskName}

@@ -17,7 +17,7 @@ import type { PgContext } from '../../context.js';
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../../writes/run-writes.js';
 import { taskRecords } from '../../writes/task-rows.js';
-import { dueByPriority } from './due-by-priority.js';
+import { dueByPriority, TASK_DUE_PARAMS } from './due-by-priority.js';
 import { RUN_COLUMNS } from './plain-statement.js';
 
 type ScopeRow = { leased: string | number; n: string | number; oldest: number | null };
@@ -93,12 +93,7 @@ async function dueRuns(
   const due = dueByPriority({
     runs: t.runs,
     columns: RUN_COLUMNS,
-    bands: 'b',
-    namespace: '$1::text',
-    taskName: '$2::text',
-    taskVersion: '$3::text',
-    now: '$4::double precision',
-    limit: '$5::integer',
+    ...TASK_DUE_PARAMS,
   });
   const rows: RunRow[] = [];
   for (const version of versions) {

@@ -13,7 +13,7 @@ import {
   runWritesStatement,
   wakeNamespaces,
 } from '../../writes/run-writes.js';
-import { dueByPriority, flowGate } from './due-by-priority.js';
+import { dueByPriority, flowGate, TASK_DUE_PARAMS } from './due-by-priority.js';
 import { isPlainClaim, RUN_COLUMNS } from './plain-statement.js';
 
 /** The statements that select (and lock) a claim's candidates: one per task, or the expired leases. */
@@ -30,12 +30,7 @@ export function candidateQueries(ctx: PgContext, request: SelectRequest, expired
   const due = dueByPriority({
     runs: ctx.tables.runs,
     columns: RUN_COLUMNS,
-    bands: 'b',
-    namespace: '$1::text',
-    taskName: '$2::text',
-    taskVersion: '$3::text',
-    now: '$4::double precision',
-    limit: '$5::integer',
+    ...TASK_DUE_PARAMS,
     gate: flowGate(ctx.tables.tasks, '$1::text', '$2::text', '$4::double precision'),
   });
   return request.tasks.map((task) => ({
