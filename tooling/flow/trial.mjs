@@ -1,7 +1,7 @@
 // One flow-control trial on any store: worker processes (made by the store's fixture) claim the runs a producer
 // queue in this process starts, and the figures come from the stored histories (tooling/flow/figures.mjs).
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLOW_TASK, OTHER_TASK } from './app.mjs';
@@ -30,16 +30,27 @@ async function runsOf(queue, taskName) {
   return runs;
 }
 
-/** Kills a worker (SIGKILL) once it holds a lease of the limited task (its `CLAIMED` entry is a run's last). */
-async function killHolding(queue, worker) {
+/** A worker log's lines (none while the file does not exist yet). */
+function readLines(file) {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+}
+
+/**
+ * Kills a worker (SIGKILL) once it holds leases of the limited task (runs whose last entry is its `CLAIMED`) and each
+ * of their pages began (in its `log`): a lease killed before its page's start is logged would count as held by no one
+ * until recovered.
+ */
+async function killHolding(queue, worker, log) {
   await until(
     async () => {
       const running = (await queue.operator.runs.list({ taskName: FLOW_TASK, status: 'running' })).items;
+      const held = [];
       for (const run of running) {
         const last = (await queue.operator.runs.history(run.runId)).at(-1);
-        if (last?.reason === 'CLAIMED' && last.actor === `worker:${worker.id}`) return true;
+        if (last?.reason === 'CLAIMED' && last.actor === `worker:${worker.id}`) held.push(run.runId);
       }
-      return false;
+      const started = startsByRun(readLines(log));
+      return held.length > 0 && held.every((runId) => started.has(runId));
     },
     20_000,
     `worker ${worker.id} to hold a lease`,
@@ -89,14 +100,14 @@ export async function flowTrial({
     for (let i = 0; i < inputs.length; i += 500) await tasks.limited.startMany(inputs.slice(i, i + 500));
     for (let i = 0; i < other; i++) await tasks.other.start({ query: { other: i } });
     const pausedClaims = pause ? await whilePaused(producer, other) : null;
-    if (kill) await killHolding(producer, procs[0]);
+    if (kill) await killHolding(producer, procs[0], join(logs, `${procs[0].id}.log`));
     const total = runs + other;
     await until(
       async () => (await producer.operator.stats()).byStatus.success === total,
       120_000,
       `${total} runs to succeed`,
     );
-    const lines = readdirSync(logs).flatMap((file) => readFileSync(join(logs, file), 'utf8').split('\n'));
+    const lines = readdirSync(logs).flatMap((file) => readLines(join(logs, file)));
     const report = await figures(producer, startedAt, startsByRun(lines));
     return { ...report, pausedClaims, hold: report.hold && { ...report.hold, until: holdUntil } };
   } finally {
