@@ -37,7 +37,7 @@ export function applyHold(s: Statements, run: RunRecord, hold: FlowHold): void {
   s.flow.holdGroup.run(run.namespace, run.taskName, hold.group, hold.until);
 }
 
-/** Flow control's reads for one namespace at `now`, inside the claim's transaction. */
+/** The SQLite flow reader: core's `FlowReader`, and whether a task's groups came from the kept list. */
 export interface SqliteFlowReader extends FlowReader<RunRecord> {
   /** Whether the task's groups came from the list kept since an earlier claim (see `GroupLists`). */
   keptGroups(task: string): boolean;

@@ -26,8 +26,8 @@ export class GroupLists {
   private readonly lists = new Map<string, GroupList>();
 
   /**
-   * The task's groups at `now`: the kept list while it is fresh, else `list()` (then kept). `fromList` answers whether
-   * the kept list was used.
+   * The task's groups at `now`: the kept list while it is fresh, else `list()` (then kept). `kept` answers whether the
+   * kept list was used.
    */
   groups(
     namespace: string,
