@@ -94,7 +94,9 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
     next.retries !== current.retries ||
     next.traceParent !== current.traceParent ||
     next.group !== current.group ||
-    next.rateLimited !== current.rateLimited
+    next.rateLimited !== current.rateLimited ||
+    next.parent !== current.parent ||
+    next.children !== current.children
   ) {
     return false;
   }
@@ -106,7 +108,7 @@ export function isPlainClaimOf(current: RunRecord, write: RunWrite, claim: Plain
 
 /**
  * The claim decision for one selected run: a due time trigger first fires (`TIME_REACHED`), then the claim
- * (`CLAIMED`, or `DEADLINE` past the deadline). `explicit` lets `task.run` claim a blocked run. Pure.
+ * (`CLAIMED`, or `DEADLINE` past the deadline); a parent waiting for its children is only cancelled at its deadline. `explicit` lets `task.run` claim a blocked run. Pure.
  */
 export function planClaim(
   run: RunRecord,
@@ -115,6 +117,11 @@ export function planClaim(
   now: number,
   explicit = false,
 ): RunWrite | null {
+  if (run.status === 'waiting' && run.children !== null) {
+    // A parent waiting for its children is due only at its deadline: the claim cancels it (and its children).
+    if (run.deadlineAt === null || run.deadlineAt > now) return null;
+    return writeOf(transition(run, { type: 'cancel', actor, reason: 'DEADLINE' }, now));
+  }
   if (run.status !== 'waiting') {
     // Most claims: one transition, its arrays as they are (grown by `push`, each would reserve room for 17).
     const claimed = transition(run, { type: 'claim', actor, leaseMs, explicit }, now);

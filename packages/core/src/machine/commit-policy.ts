@@ -1,4 +1,5 @@
 import type { Json } from '../util/json.js';
+import type { NewChildRun } from './run-write.js';
 import { writeOf } from './run-write.js';
 import { holdsLease, type TransitionInput, transition } from './state-machine.js';
 
@@ -9,6 +10,32 @@ import type { RunWrite } from './run-write.js';
 
 /** A check's answer; `reason` and `detail` go into the history entry's detail when it fails. */
 export type CheckResult = { ok: true } | { ok: false; reason?: string; detail?: Json };
+
+/** A page's control as a commit decides it: next or end, the state, and the children `ctx.next` starts. */
+export interface CommitControl {
+  kind: 'next' | 'end';
+  state: Json | null;
+  children?: { runs: NewChildRun[]; childFailure: 'continue' | 'fail' } | null;
+}
+
+/** The input of a page's settle; with children, the write that makes them. */
+function settleWrite(current: RunRecord, token: number, actor: string, control: CommitControl, now: number) {
+  if (control.kind === 'end') return toWrite(current, { type: 'page_end', actor, leaseToken: token }, now);
+  const children = control.children ?? null;
+  const write = toWrite(
+    current,
+    {
+      type: 'page_next',
+      actor,
+      leaseToken: token,
+      state: control.state,
+      ...(children === null ? {} : { children: { count: children.runs.length, childFailure: children.childFailure } }),
+    },
+    now,
+  );
+  if (write !== null && children !== null) write.children = children.runs;
+  return write;
+}
 
 function toWrite(current: RunRecord, input: TransitionInput, now: number): RunWrite | null {
   return writeOf(transition(current, input, now));
@@ -42,7 +69,7 @@ export function commitDecision(
   current: RunRecord,
   token: number,
   actor: string,
-  control: { kind: 'next' | 'end'; state: Json | null },
+  control: CommitControl,
   check: CheckResult,
   checkDetail: Json,
   now: number,
@@ -57,11 +84,7 @@ export function commitDecision(
       ),
     };
   }
-  const input: TransitionInput =
-    control.kind === 'next'
-      ? { type: 'page_next', actor, leaseToken: token, state: control.state }
-      : { type: 'page_end', actor, leaseToken: token };
-  return { kind: 'committed', write: toWrite(current, input, now) };
+  return { kind: 'committed', write: settleWrite(current, token, actor, control, now) };
 }
 
 /**
@@ -73,17 +96,14 @@ export function plainCommitDecision(
   current: RunRecord | null,
   token: number,
   actor: string,
-  control: { kind: 'next' | 'end'; state: Json | null },
+  control: CommitControl,
   now: number,
 ): RunWrite | null {
   if (!holdsLease(current, token)) return null;
-  const input: TransitionInput =
-    current.deadlineAt !== null && current.deadlineAt <= now
-      ? { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }
-      : control.kind === 'next'
-        ? { type: 'page_next', actor, leaseToken: token, state: control.state }
-        : { type: 'page_end', actor, leaseToken: token };
-  return toWrite(current, input, now);
+  if (current.deadlineAt !== null && current.deadlineAt <= now) {
+    return toWrite(current, { type: 'cancel', actor, reason: 'DEADLINE', leaseToken: token }, now);
+  }
+  return settleWrite(current, token, actor, control, now);
 }
 
 /**

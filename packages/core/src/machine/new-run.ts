@@ -4,6 +4,7 @@ import {
   type HistoryEntry,
   iso,
   type RetryPolicy,
+  type RunParent,
   type RunRecord,
   type StoredTrigger,
 } from './run-types.js';
@@ -33,6 +34,8 @@ export interface NewRun {
   traceParent?: string | null;
   /** The flow-control group; `null` or absent: the default group. */
   group?: string | null;
+  /** The run and page that started it as a child; absent: none. */
+  parent?: RunParent | null;
 }
 
 /**
@@ -78,6 +81,8 @@ export function newRun(input: NewRun): RunRecord {
     traceParent: input.traceParent ?? null,
     group: input.group ?? null,
     rateLimited: 0,
+    parent: input.parent ?? null,
+    children: null,
   };
 }
 

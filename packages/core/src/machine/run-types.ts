@@ -56,6 +56,11 @@ export const REASONS = [
   'NON_RETRYABLE',
   'OPERATOR_RETRY',
   'RATE_LIMITED',
+  'CHILDREN_STARTED',
+  'CHILDREN_SETTLED',
+  'CHILD_FAILED',
+  'PARENT_FAILED',
+  'PARENT_CANCELLED',
 ] as const;
 
 /** An UPPER_SNAKE reason code attached to every transition. */
@@ -165,6 +170,31 @@ export interface RunRecord {
   group: string | null;
   /** How many times a `RetryAfterError` hold of its group or task sent it back (`RATE_LIMITED`). */
   rateLimited: number;
+  /** The run whose page started this one (`ctx.next(state, { children })`), or `null`; never changes. */
+  parent: RunParent | null;
+  /** The children its pages started, counted (`null` until a page starts some). */
+  children: ChildCounts | null;
+}
+
+/** Which run and page started a child run. */
+export interface RunParent {
+  runId: string;
+  /** The parent's page whose commit created the child. */
+  page: number;
+}
+
+/**
+ * A parent's children, counted: fan-in is one counter on the parent (`settled` rises as each child first settles),
+ * never a scan of the children. `total` and `settled` count every page's children; `page` and `childFailure` are the
+ * latest page's that started some.
+ */
+export interface ChildCounts {
+  total: number;
+  settled: number;
+  /** The page that started the latest children (its next page sees them as `ctx.children`). */
+  page: number;
+  /** `'fail'`: the first child to end `failed` or `cancelled` fails the parent (`CHILD_FAILED`). */
+  childFailure: 'continue' | 'fail';
 }
 
 /**
@@ -210,6 +240,8 @@ export function copyRun(run: RunRecord): RunRecord {
     traceParent: run.traceParent,
     group: run.group,
     rateLimited: run.rateLimited,
+    parent: run.parent,
+    children: run.children,
   };
 }
 
@@ -291,6 +323,10 @@ export interface RunInfo<Q = Json, S = Json> {
   group: string | null;
   /** How many times a hold of its group or task sent it back (`RATE_LIMITED`). */
   rateLimited: number;
+  /** The run whose page started this one as a child, or `null`. */
+  parentRunId: string | null;
+  /** The child runs its pages started, and how many of them have settled (zeros when none). */
+  children: { total: number; settled: number };
   createdAt: string;
   updatedAt: string;
 }
@@ -334,6 +370,8 @@ export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: Callbac
     priority: run.priority,
     group: run.group,
     rateLimited: run.rateLimited,
+    parentRunId: run.parent?.runId ?? null,
+    children: { total: run.children?.total ?? 0, settled: run.children?.settled ?? 0 },
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
   };

@@ -12,6 +12,18 @@ export interface RunWrite {
    * claimed before `until`. Written with the run, in its transaction; a later hold never shortens an earlier one.
    */
   hold?: FlowHold;
+  /**
+   * Child runs the write creates (`ctx.next(state, { children })`), each with its first history entry, inserted in
+   * the same transaction. A child whose idempotency key already names a run makes the whole write fail
+   * (`IDEMPOTENCY_CONFLICT`), so that a page's children exist exactly once or not at all.
+   */
+  children?: NewChildRun[];
+}
+
+/** A child run a write creates, with its first history entry. */
+export interface NewChildRun {
+  run: RunRecord;
+  history: HistoryEntry;
 }
 
 /** A hold on a task or on one of its groups (`RunWrite.hold`). */

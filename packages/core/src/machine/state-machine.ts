@@ -22,7 +22,16 @@ export type TransitionInput =
   | { type: 'event_invalid'; actor: string; event: ReceivedEvent; detail?: Json }
   | { type: 'claim'; actor: string; leaseMs: number; explicit?: boolean }
   | { type: 'check_failed'; actor: string; phase: 'claim' | 'commit'; leaseToken: number; detail?: Json }
-  | { type: 'page_next'; actor: string; leaseToken: number; state: Json | null }
+  | {
+      type: 'page_next';
+      actor: string;
+      leaseToken: number;
+      state: Json | null;
+      /** The page started this many children: the run waits for them (`CHILDREN_STARTED`). */
+      children?: { count: number; childFailure: 'continue' | 'fail' };
+    }
+  | { type: 'children_settled'; actor: string; detail?: Json }
+  | { type: 'child_failed'; actor: string; error: RunError; detail?: Json }
   | { type: 'page_end'; actor: string; leaseToken: number }
   | {
       type: 'attempt_failed';
@@ -47,7 +56,14 @@ export type TransitionInput =
   | { type: 'retry'; actor: string; detail?: Json };
 
 /** The reasons a run can be cancelled with. */
-export type CancelReason = 'CANCELLED' | 'CALLER_CANCELLED' | 'OPERATOR_STOP' | 'DEADLINE' | 'MODEL_CALL_BUDGET';
+export type CancelReason =
+  | 'CANCELLED'
+  | 'CALLER_CANCELLED'
+  | 'OPERATOR_STOP'
+  | 'DEADLINE'
+  | 'MODEL_CALL_BUDGET'
+  | 'PARENT_CANCELLED'
+  | 'PARENT_FAILED';
 
 /** Why `transition` refused an input. */
 export type Refusal = 'NOT_ALLOWED' | 'TERMINAL' | 'LEASE_LOST' | 'NOT_DUE';
@@ -89,6 +105,9 @@ export function transition(run: RunRecord, input: TransitionInput, now: number):
       return claimMove(run, input, now);
     case 'lease_expired':
       return recoveryMove(run, input, now);
+    case 'children_settled':
+    case 'child_failed':
+      return childrenMove(run, input, now);
     case 'cancel':
     case 'pause':
     case 'resume':
@@ -203,6 +222,7 @@ function pageEndMove(
       next.recoveries = 0;
       next.error = null;
       next.dueAt = now;
+      if (input.children !== undefined) return childrenStarted(run, next, input, pausing, now);
       return moved(run, next, input, pausing ? 'paused' : 'pending', pausing ? 'PAUSED' : 'PAGE_COMMITTED', now);
     case 'page_end':
       next.error = null;
@@ -218,6 +238,50 @@ function pageEndMove(
       next.dueAt = now;
       return moved(run, next, input, pausing ? 'paused' : 'pending', 'RELEASED', now);
   }
+}
+
+/**
+ * A page committed with children: it counts them and waits (`CHILDREN_STARTED`, paused when a pause was asked) with no
+ * lease, due only at its deadline, when a claim cancels it (`DEADLINE`).
+ */
+function childrenStarted(
+  run: RunRecord,
+  next: RunRecord,
+  input: InputOf<'page_next'>,
+  pausing: boolean,
+  now: number,
+): Decision {
+  const started = input.children as { count: number; childFailure: 'continue' | 'fail' };
+  next.children = {
+    total: (run.children?.total ?? 0) + started.count,
+    settled: run.children?.settled ?? 0,
+    page: run.page,
+    childFailure: started.childFailure,
+  };
+  const detail = { children: started.count, childFailure: started.childFailure };
+  // Paused, it is due at nothing: a resume makes it wait again (due at its deadline) or, all children settled, pending.
+  next.dueAt = pausing ? null : run.deadlineAt;
+  if (pausing) return moved(run, next, input, 'paused', 'PAUSED', now, detail);
+  return moved(run, next, input, 'waiting', 'CHILDREN_STARTED', now, detail);
+}
+
+/** Whether children the run started have not all settled yet. */
+export function awaitsChildren(run: Pick<RunRecord, 'children'>): boolean {
+  return run.children !== null && run.children.settled < run.children.total;
+}
+
+/** A waiting parent's children all settled (`pending`), or one failed under `childFailure: 'fail'` (`failed`). */
+function childrenMove(run: RunRecord, input: InputOf<'children_settled' | 'child_failed'>, now: number): Decision {
+  const next = copyRun(run);
+  if (input.type === 'children_settled') {
+    if (run.status !== 'waiting' || awaitsChildren(run)) return notAllowed(run, input);
+    next.dueAt = now;
+    return moved(run, next, input, 'pending', 'CHILDREN_SETTLED', now, input.detail);
+  }
+  if (run.status !== 'waiting' && run.status !== 'paused') return notAllowed(run, input);
+  next.dueAt = null;
+  next.error = input.error;
+  return moved(run, next, input, 'failed', 'CHILD_FAILED', now, input.detail);
 }
 
 /** A page that threw or timed out: retried with backoff, or `failed` once the page has used its attempts. */
@@ -303,10 +367,17 @@ function operatorMove(run: RunRecord, input: InputOf<'cancel' | 'pause' | 'resum
       return notAllowed(run, input);
     }
     next.lease = null;
+    // A parent waiting for children keeps no due time while paused (see `childrenStarted`).
+    if (from === 'waiting' && run.children !== null) next.dueAt = null;
     return moved(run, next, input, 'paused', 'PAUSED', now, input.detail);
   }
   if (from !== 'paused' && from !== 'blocked' && from !== 'pausing') return notAllowed(run, input);
   next.recoveries = 0;
+  if (from === 'paused' && awaitsChildren(run)) {
+    // Paused while it waited for children: it waits for them again, due at its deadline.
+    next.dueAt = run.deadlineAt;
+    return moved(run, next, input, 'waiting', 'RESUMED', now, input.detail);
+  }
   if (from === 'paused' && awaitsTrigger(run)) {
     // Paused while it waited: it waits for its trigger again (a time already passed fires at the next claim).
     next.dueAt = run.trigger !== null && 'at' in run.trigger ? Date.parse(run.trigger.at) : null;

@@ -23,6 +23,7 @@ export const STORE_VERB_NAMES = [
   'transactCallbackEvent',
   'listCallbackEvents',
   'listRuns',
+  'listChildren',
   'runCommand',
   'collect',
 ] as const satisfies readonly (keyof Store)[];

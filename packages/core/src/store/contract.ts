@@ -15,6 +15,7 @@ import type {
   CollectRequest,
   CollectResult,
   ListCallbackEventsRequest,
+  ListChildrenRequest,
   ListRunsRequest,
   ListSchedulesRequest,
   RunStatsAnswer,
@@ -28,6 +29,7 @@ export type {
   CollectRequest,
   CollectResult,
   ListCallbackEventsRequest,
+  ListChildrenRequest,
   ListRunsRequest,
   ListSchedulesRequest,
   PlainClaim,
@@ -110,7 +112,8 @@ export interface Store<Tx = unknown> {
   settledPerMinute(request: SettledRequest): Promise<SettledMinute[]>;
 
   /**
-   * Runs `plan` inside one transaction with the run's current row and writes what it returns. If `plan` throws, the
+   * Runs `plan` inside one transaction with the run's current row and writes what it returns, and what it leads to
+   * in other runs (`touchesFamily`: walked with `followFamily` in the same transaction). If `plan` throws, the
    * transaction (including whatever the plan wrote through `tx`) rolls back and the error is rethrown. The store
    * checks `write.run.revision === current.revision + write.history.length` before writing.
    * With `capabilities.asyncTransactions === false`, `plan` must return synchronously.
@@ -153,8 +156,17 @@ export interface Store<Tx = unknown> {
   /** Lists callback events in one status newest first (by `eventId`, which starts with its run id), below `before`. */
   listCallbackEvents(request: ListCallbackEventsRequest): Promise<CallbackEventRecord[]>;
 
-  /** Lists runs newest first (by `runId`, which starts with the creation time), optionally by task name and status, below the `before` id. */
+  /**
+   * Lists runs newest first (by `runId`, which starts with the creation time), optionally by task name, status, group
+   * or parent, below the `before` id.
+   */
   listRuns(request: ListRunsRequest): Promise<RunRecord[]>;
+
+  /**
+   * The children one page of a parent started, in the order the page gave them (their ids, made by one process in
+   * that order, ascend): what the parent's next page sees as `ctx.children`. Collected children are missing.
+   */
+  listChildren(request: ListChildrenRequest): Promise<RunRecord[]>;
 
   /**
    * Runs an operator command once per `commandId`: inside one transaction, a stored receipt is returned as it is

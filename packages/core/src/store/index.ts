@@ -18,6 +18,17 @@ export {
 export type { ResolvedDefinition } from '../machine/definition.js';
 export { claimEvent, recordDelivery, releaseEvent, replayEvent } from '../machine/event-machine.js';
 export {
+  type AsyncFamilyIo,
+  childKeyTaken,
+  type FamilyIo,
+  type FamilyStep,
+  familySteps,
+  followFamily,
+  followFamilySync,
+  planChildSettled,
+  touchesFamily,
+} from '../machine/family.js';
+export {
   claimsByGroup,
   DEFAULT_GROUP,
   EMPTY_SCOPE,
@@ -39,7 +50,7 @@ export {
   type RunRecord,
   toRunInfo,
 } from '../machine/run-types.js';
-export type { FlowHold } from '../machine/run-write.js';
+export type { FlowHold, NewChildRun } from '../machine/run-write.js';
 export { type RunWrite, transitionWrite, writeOf } from '../machine/run-write.js';
 export type { Misfire, ScheduleRecord } from '../machine/schedule-types.js';
 export {
@@ -73,6 +84,7 @@ export {
   type DueSchedulesRequest,
   type EventPlan,
   type ListCallbackEventsRequest,
+  type ListChildrenRequest,
   type ListRunsRequest,
   type ListSchedulesRequest,
   type PlanResult,

@@ -7,7 +7,7 @@ import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
 import { runCommand } from './memory/commands.js';
 import { listTasks, registerDefinition } from './memory/definitions.js';
-import { listRuns, runReads } from './memory/reads.js';
+import { listChildren, listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
 import { createRun, createRuns } from './memory/start.js';
 import { clone, key, MemoryState } from './memory/state.js';
@@ -76,6 +76,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       transactCallbackEvent,
       listCallbackEvents,
       listRuns,
+      listChildren,
       runCommand,
       collect,
     }),

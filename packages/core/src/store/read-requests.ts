@@ -51,9 +51,19 @@ export interface ListRunsRequest {
   status: RunStatus | null;
   /** Only runs of this group (`''`: the default group), when given. */
   group?: string;
+  /** Only the children of this run, when given. */
+  parentRunId?: string;
   limit: number;
   /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;
+}
+
+/** What `listChildren` reads: the children one page of a parent started. */
+export interface ListChildrenRequest {
+  namespace: string;
+  parentRunId: string;
+  /** The parent's page whose commit created them. */
+  page: number;
 }
 
 /** What `collect` deletes, by time (epoch ms). */

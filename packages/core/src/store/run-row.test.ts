@@ -27,6 +27,16 @@ const patch = fc.record(
     traceParent: fc.oneof(fc.constant(null), fc.string()),
     group: fc.oneof(fc.constant(null), fc.string({ minLength: 1 })),
     rateLimited: fc.nat(),
+    parent: fc.oneof(fc.constant(null), fc.record({ runId: fc.string(), page: fc.nat() })),
+    children: fc.oneof(
+      fc.constant(null),
+      fc.record({
+        total: fc.nat(),
+        settled: fc.nat(),
+        page: fc.nat(),
+        childFailure: fc.constantFrom('continue' as const, 'fail' as const),
+      }),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -85,6 +95,8 @@ describe('runChanges', () => {
       traceParent: `${before.traceParent}-other`,
       group: `${before.group}-other`,
       rateLimited: before.rateLimited + 1,
+      parent: { runId: 'p'.repeat(32), page: 3 },
+      children: { total: 2, settled: 1, page: 1, childFailure: 'fail' },
     };
     expect(Object.keys(runChanges(before, after)).sort()).toEqual([...RUN_COLUMNS].sort());
     expect(runChanges(before, before)).toEqual({});

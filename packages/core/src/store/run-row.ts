@@ -45,6 +45,11 @@ export interface RunRow {
   /** The run's group, `''` for the default group (`DEFAULT_GROUP`). */
   group_key: string;
   rate_limited: number;
+  /** The parent run's id and page (`RunRecord.parent`), both NULL for a run that is no child. */
+  parent_run_id: string | null;
+  parent_page: number | null;
+  /** `RunRecord.children` as JSON, or NULL. */
+  children: string | null;
 }
 
 /** The lease stored in a row's three lease columns, or `null`. */
@@ -115,6 +120,9 @@ export function runParams(run: RunRecord): RunRow {
     trace_parent: run.traceParent,
     group_key: run.group ?? DEFAULT_GROUP,
     rate_limited: run.rateLimited,
+    parent_run_id: run.parent?.runId ?? null,
+    parent_page: run.parent?.page ?? null,
+    children: json(run.children),
   };
 }
 
@@ -166,6 +174,9 @@ const RUN_FIELDS: readonly RunField[] = [
   ['trace_parent', (r) => r.traceParent, null],
   ['group_key', (r) => r.group ?? DEFAULT_GROUP, null],
   ['rate_limited', (r) => r.rateLimited, null],
+  ['parent_run_id', (r) => r.parent?.runId ?? null, null],
+  ['parent_page', (r) => r.parent?.page ?? null, null],
+  ['children', (r) => r.children, NULLABLE],
 ];
 
 /**
@@ -224,6 +235,11 @@ export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
   if (a.traceParent !== b.traceParent) c.trace_parent = a.traceParent;
   if (a.group !== b.group) c.group_key = a.group ?? DEFAULT_GROUP;
   if (a.rateLimited !== b.rateLimited) c.rate_limited = a.rateLimited;
+  if (a.parent !== b.parent) {
+    c.parent_run_id = a.parent?.runId ?? null;
+    c.parent_page = a.parent?.page ?? null;
+  }
+  if (a.children !== b.children) c.children = json(a.children);
   return c;
 }
 
@@ -300,6 +316,11 @@ export function rowToRun(row: RunRow): RunRecord {
     traceParent: row.trace_parent ?? null,
     group: row.group_key === DEFAULT_GROUP ? null : row.group_key,
     rateLimited: row.rate_limited,
+    parent:
+      row.parent_run_id === null || row.parent_run_id === undefined
+        ? null
+        : { runId: row.parent_run_id, page: Number(row.parent_page) },
+    children: parse(row.children ?? null),
   };
 }
 
@@ -344,11 +365,14 @@ export const RUN_COLUMNS = [
   'trace_parent',
   'group_key',
   'rate_limited',
+  'parent_run_id',
+  'parent_page',
+  'children',
 ] as const;
 
 /**
  * A run row from its values in `RUN_COLUMNS` order (a better-sqlite3 statement in raw mode selecting exactly those
- * columns): one object literal of a fixed shape, about half the cost of the driver naming 39 properties per row.
+ * columns): one object literal of a fixed shape, about half the cost of the driver naming 42 properties per row.
  */
 export function runRowOf(values: readonly unknown[]): RunRow {
   return {
@@ -391,5 +415,8 @@ export function runRowOf(values: readonly unknown[]): RunRow {
     trace_parent: values[36] as RunRow['trace_parent'],
     group_key: values[37] as RunRow['group_key'],
     rate_limited: values[38] as RunRow['rate_limited'],
+    parent_run_id: values[39] as RunRow['parent_run_id'],
+    parent_page: values[40] as RunRow['parent_page'],
+    children: values[41] as RunRow['children'],
   };
 }

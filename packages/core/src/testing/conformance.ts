@@ -7,6 +7,7 @@ import { budgetsSuite } from './budgets.js';
 import { bulkStartsSuite } from './bulk-starts.js';
 import { callbacksSuite } from './callbacks.js';
 import { checksSuite } from './checks.js';
+import { childrenSuite } from './children.js';
 import { claimsSuite } from './claims.js';
 import { deadlinesSuite } from './deadlines.js';
 import { flowSuite } from './flow.js';
@@ -59,7 +60,8 @@ export type ConformanceArea =
   | 'bulkStarts'
   | 'schedules'
   | 'stats'
-  | 'flow';
+  | 'flow'
+  | 'children';
 
 /** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
 export interface AreaSuite {
@@ -94,6 +96,7 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
   flow: { suite: flowSuite, verbs: ['claimDue', 'registerDefinition', 'listTasks', 'runCommand', 'listRuns'] },
+  children: { suite: childrenSuite, verbs: ['transact', 'claimDue', 'listChildren', 'listRuns', 'runCommand'] },
 };
 
 /** The conformance areas and the store verbs each covers. */

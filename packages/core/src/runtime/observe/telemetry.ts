@@ -65,6 +65,8 @@ export interface PageOutcome {
 
 /** A page's span, as a tracer gives it. */
 export interface PageSpan {
+  /** Optional: the span's own context, stored with the child runs its page starts so their pages link to it. */
+  readonly traceParent?: TraceParent | null;
   /** Optional: runs the handler's call inside the span's context, so that spans the handler makes are its children. */
   around?<T>(body: () => T): T;
   /** The page's execution settled; `outcome` is `null` when nothing was written (its commit failed in the store). */

@@ -88,6 +88,12 @@ export class Tracing {
     return page;
   }
 
+  /** The `traceparent` of the page of `runId` in flight, for the children it starts; `null` when none is traced. */
+  pageTraceParent(runId: string): string | null {
+    if (this.pages.size === 0) return null;
+    return this.pages.get(runId)?.at(-1)?.span.traceParent ?? null;
+  }
+
   /** Runs `body` (the call of the page's handler) inside the page span's context, when its span offers one. */
   around<T>(runId: string, body: () => T): T {
     if (this.pages.size === 0) return body();

@@ -51,6 +51,8 @@ export interface Operator {
       status?: RunStatus;
       /** Only runs started in this flow-control group. */
       group?: string;
+      /** Only the children of this run (`ctx.next(state, { children })`). */
+      parentRunId?: string;
       limit?: number;
       cursor?: string;
       payloads?: boolean;

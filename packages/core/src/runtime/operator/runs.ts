@@ -25,6 +25,7 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
         taskName: o.taskName ?? null,
         status: o.status ?? null,
         ...(o.group === undefined ? {} : { group: o.group }),
+        ...(o.parentRunId === undefined ? {} : { parentRunId: o.parentRunId }),
       }));
       const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
       const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);

@@ -25,13 +25,14 @@ function contextOf(flight: PageFlight, calls: string[] = []) {
       return { text: '', finishReason: 'stop' } as never;
     },
     flight,
+    [],
   );
 }
 
 describe('PageContext', () => {
   it('answers its fields and batchId as runId:page', () => {
     const ctx = contextOf(new PageFlight('run-1', 1));
-    expect(ctx).toMatchObject({ runId: 'run-1', query: { q: 1 }, state: null, page: 2, attempt: 1 });
+    expect(ctx).toMatchObject({ runId: 'run-1', query: { q: 1 }, state: null, page: 2, attempt: 1, children: [] });
     expect(ctx.batchId).toBe('run-1:2');
   });
 
@@ -56,6 +57,16 @@ describe('PageContext', () => {
 
   it('shows no page internals among its own keys', () => {
     const ctx = contextOf(new PageFlight('run-1', 1));
-    expect(Object.keys(ctx).sort()).toEqual(['attempt', 'callModel', 'end', 'next', 'page', 'query', 'runId', 'state']);
+    expect(Object.keys(ctx).sort()).toEqual([
+      'attempt',
+      'callModel',
+      'children',
+      'end',
+      'next',
+      'page',
+      'query',
+      'runId',
+      'state',
+    ]);
   });
 });

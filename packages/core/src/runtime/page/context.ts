@@ -1,4 +1,5 @@
 import type { ControlOptions, ExecuteContext, PageControl } from '../task/handlers.js';
+import type { ChildOutcome } from './children.js';
 import type { PageFlight } from './flight.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from './model.js';
 
@@ -26,6 +27,7 @@ export class PageContext implements ExecuteContext<unknown, unknown, unknown> {
     readonly end: PageControls['end'],
     readonly callModel: PageControls['callModel'],
     flight: PageFlight,
+    readonly children: readonly ChildOutcome[],
   ) {
     this.#flight = flight;
   }

@@ -8,7 +8,7 @@ import { writeTransition } from '../queue/write-transition.js';
 const STORE_FAILURES = new Set(['STORAGE_FAILURE', 'CONNECTION_UNAVAILABLE', 'OUTCOME_UNKNOWN']);
 
 /**
- * A commit that threw: a broken handler contract ends the run so; a store failure or a lost connection consumes no
+ * A commit that threw: a broken handler contract (or a child key already taken) ends the run so; a store failure or a lost connection consumes no
  * attempt (the page keeps its lease, which expires, and the run is recovered as after a crash); anything else is the
  * page's failure.
  */
@@ -17,7 +17,8 @@ export async function commitFailed(engine: Engine, runId: string, token: number,
     engine.storeFailedAtCommit(runId, error);
     return;
   }
-  if (isDocketError(error, 'HANDLER_CONTRACT_INVALID')) {
+  // A child's idempotency key that names another run: the handler's mistake, which no attempt gets past.
+  if (isDocketError(error, 'HANDLER_CONTRACT_INVALID') || isDocketError(error, 'IDEMPOTENCY_CONFLICT')) {
     await writeTransition(engine, runId, {
       type: 'contract_invalid',
       actor: engine.workerActor,

@@ -9,6 +9,7 @@ import { step } from '../../util/thenable.js';
 import { formatIssues } from '../../util/validation.js';
 import type { Engine, RegisteredTask } from '../queue/engine.js';
 import type { CheckResult } from '../task/handlers.js';
+import { type ChildOutcome, childrenOf, prepareChildren, seesChildren } from './children.js';
 import { commitPage } from './commit.js';
 import { PageContext } from './context.js';
 import { failAttempt } from './end-attempt.js';
@@ -53,12 +54,28 @@ function executeUntraced(
       query: deepFreeze(run.query),
       state: deepFreeze(run.state),
       callerSignal,
+      children: NO_CHILDREN,
     };
+    if (seesChildren(run)) return withChildren(page);
     if (handlers.check) return checkThenRun(page);
     return runPage(page);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+const NO_CHILDREN: readonly ChildOutcome[] = Object.freeze([]);
+
+/** A page after one that started children: their outcomes read first (`ctx.children`); a failed read fails the attempt. */
+async function withChildren(page: Page): Promise<void> {
+  try {
+    page.children = await childrenOf(page.engine, page.run);
+  } catch (error) {
+    await failAttempt(page.engine, page.run.runId, page.token, error, false);
+    return;
+  }
+  if (page.task.handlers?.check) return checkThenRun(page);
+  return runPage(page);
 }
 
 /** The claim-time check in its own transaction; the page runs only if it passed and the lease is still held. */
@@ -125,11 +142,14 @@ function runPage(page: Page): Promise<void> {
     run.pageFailures + 1,
     (nextState, options) => {
       const committed = nextState === undefined ? run.state : validateState(engine, task, nextState, run.runId);
-      return issued.issue('next', committed, options);
+      return issued.issue('next', committed, options, (children, childFailure) =>
+        prepareChildren(engine, run, children, childFailure),
+      );
     },
     (options) => issued.issue('end', run.state, options),
     (provider, request) => callModel(engine, run.runId, token, flight, provider, request),
     flight,
+    page.children,
   );
 
   if (engine.tracing.enabled) engine.tracing.around(run.runId, () => flight.run(handlers, ctx));

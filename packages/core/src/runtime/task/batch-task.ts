@@ -2,6 +2,7 @@ import type { HistoryEntry, RunInfo } from '../../machine/run-types.js';
 import type { WorkerLoop } from '../loops/worker.js';
 import type { Engine, RegisteredTask } from '../queue/engine.js';
 import { type CancelResult, cancelRun } from './cancel.js';
+import { rememberHandle } from './handles.js';
 import { runNow } from './run-now.js';
 import { assertCanStart, type QueueGuards, type RunOptions, taskScope } from './task-scope.js';
 import { type WaitOptions, waitForRun } from './wait.js';
@@ -54,7 +55,7 @@ export function createBatchTask<Q, S>(
   const def = registered.definition;
   const scope = taskScope<Q, S>(engine, registered, guards, workers);
   const { load, info } = scope;
-  return {
+  const handle: BatchTask<Q, S> = {
     name: def.name,
     version: def.version,
     async start(input, options) {
@@ -87,4 +88,6 @@ export function createBatchTask<Q, S>(
     run: (runId, options) => runNow(scope, runId, options),
     wait: (runId, options) => waitForRun(scope, runId, options),
   };
+  rememberHandle(handle, engine, registered);
+  return handle;
 }

@@ -1,7 +1,9 @@
 import type { CheckResult } from '../../machine/commit-policy.js';
 import type { CallbackKind, RunError } from '../../machine/run-types.js';
 import type { Json } from '../../util/json.js';
+import type { ChildOutcome } from '../page/children.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../page/model.js';
+import type { BatchTask } from './batch-task.js';
 
 /** The application's own writes, run inside the store transaction that commits the page. */
 export type Effect<Tx> = (tx: Tx) => unknown;
@@ -9,6 +11,25 @@ export type Effect<Tx> = (tx: Tx) => unknown;
 /** Options of `ctx.next` and `ctx.end`. */
 export interface ControlOptions<Tx> {
   effect?: Effect<Tx>;
+  /**
+   * `ctx.next` only: 1..1000 child runs created in this page's commit; the run then waits for them all
+   * (`CHILDREN_STARTED`) and its next page sees their outcomes as `ctx.children`.
+   */
+  children?: readonly ChildStart[];
+  /** `'fail'`: the first child to end `failed` or `cancelled` cancels the others and fails this run (`CHILD_FAILED`). */
+  childFailure?: 'continue' | 'fail';
+}
+
+/** One child run for `ctx.next(state, { children })`: a task this queue defined, and the rules of its `start`. */
+export interface ChildStart {
+  /** The handle `queue.define` returned, in this queue. */
+  // biome-ignore lint/suspicious/noExplicitAny: a child may be of any task of the queue, whatever its types.
+  task: BatchTask<any, any>;
+  query: unknown;
+  /** Default: `child:<parentRunId>:<page>:<index>`. */
+  idempotencyKey?: string;
+  priority?: number;
+  group?: string;
 }
 
 /** The object `ctx.next` / `ctx.end` return; the handler must return exactly this object. */
@@ -28,6 +49,8 @@ export interface ExecuteContext<Q, S, Tx> {
   readonly attempt: number;
   /** Aborts on timeout, cancel, operator stop, deadline, budget, caller abort and close. */
   readonly signal: AbortSignal;
+  /** The children the previous page started, in the order given, once all settled; `[]` otherwise. */
+  readonly children: readonly ChildOutcome[];
   /** The page is done: commit `state` (omitted: keep the current one) and go to the next page. */
   next(state?: S, options?: ControlOptions<Tx>): PageControl;
   /** The run is done. */

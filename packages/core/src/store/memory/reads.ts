@@ -2,7 +2,14 @@ import { claimDueAt } from '../../machine/claimable.js';
 import type { CallbackCounts, HistoryEntry, RunRecord } from '../../machine/run-types.js';
 import { isTerminal } from '../../machine/run-types.js';
 import { countCallbacks } from '../callback-counts.js';
-import type { ListRunsRequest, RunStatsAnswer, RunStatsRequest, SettledMinute, SettledRequest } from '../contract.js';
+import type {
+  ListChildrenRequest,
+  ListRunsRequest,
+  RunStatsAnswer,
+  RunStatsRequest,
+  SettledMinute,
+  SettledRequest,
+} from '../contract.js';
 import { clone, key, type MemoryState } from './state.js';
 
 /** `Store.getRun`, `getHistory` and `callbackCounts`, as verbs. */
@@ -69,8 +76,20 @@ export async function listRuns(m: MemoryState, request: ListRunsRequest): Promis
     .filter((r) => request.taskName === null || r.taskName === request.taskName)
     .filter((r) => request.status === null || r.status === request.status)
     .filter((r) => request.group === undefined || (r.group ?? '') === request.group)
+    .filter((r) => request.parentRunId === undefined || r.parent?.runId === request.parentRunId)
     .filter((r) => request.before === null || r.runId < request.before)
     .sort((a, b) => (a.runId < b.runId ? 1 : -1))
     .slice(0, request.limit)
+    .map(clone);
+}
+
+/** `Store.listChildren`: one page's children, in id order. */
+export async function listChildren(m: MemoryState, request: ListChildrenRequest): Promise<RunRecord[]> {
+  return [...m.runs.values()]
+    .filter(
+      (r) =>
+        r.namespace === request.namespace && r.parent?.runId === request.parentRunId && r.parent.page === request.page,
+    )
+    .sort((a, b) => (a.runId < b.runId ? -1 : 1))
     .map(clone);
 }

@@ -1,5 +1,7 @@
+import { childKeyTaken, followFamilySync, touchesFamily } from '../../machine/family.js';
 import { DEFAULT_GROUP } from '../../machine/flow.js';
-import type { CallbackEventRecord, HistoryEntry, RunRecord } from '../../machine/run-types.js';
+import { type CallbackEventRecord, type HistoryEntry, isTerminal, type RunRecord } from '../../machine/run-types.js';
+import type { NewChildRun } from '../../machine/run-write.js';
 import type { ScheduleRecord } from '../../machine/schedule-types.js';
 import type { Json } from '../../util/json.js';
 import type { DefinitionRecord, RunWrite, StoreCapabilities, TaskRecord } from '../contract.js';
@@ -42,8 +44,51 @@ export class MemoryState {
     return result;
   }
 
-  /** Stores a checked run write: the run, its history entries, and callback events not stored yet. */
+  /**
+   * Stores a checked run write: the run, its history entries, and callback events not stored yet; then what it leads
+   * to in other runs (`followFamilySync`: children inserted, a parent counted, children cancelled). A child key that is
+   * taken throws before anything is stored.
+   */
   applyWrite(write: RunWrite): void {
+    const before = this.runs.get(key(write.run.namespace, write.run.runId));
+    if (write.children !== undefined) this.assertKeysFree(write.children);
+    this.applyOne(write);
+    if (before === undefined || !touchesFamily(before, write)) return;
+    followFamilySync(clone(before), write, {
+      read: (namespace, runId) => {
+        const run = this.runs.get(key(namespace, runId));
+        return run === undefined ? null : clone(run);
+      },
+      unsettled: (namespace, parentRunId) =>
+        [...this.runs.values()]
+          .filter((r) => r.namespace === namespace && r.parent?.runId === parentRunId && !isTerminal(r.status))
+          .sort((a, b) => (a.runId < b.runId ? -1 : 1))
+          .map(clone),
+      write: (_current, next) => this.applyOne(next),
+      insert: (children) => this.insertChildren(children),
+    });
+  }
+
+  /** Inserts children a write created, with their first history entries and idempotency keys. */
+  private insertChildren(children: readonly NewChildRun[]): void {
+    for (const { run, history } of children) {
+      this.runs.set(key(run.namespace, run.runId), clone(run));
+      this.history.set(key(run.namespace, run.runId), [clone(history)]);
+      const idemKey = this.idempotencyKeyOf(run);
+      if (idemKey !== null) this.idempotency.set(idemKey, run.runId);
+    }
+  }
+
+  /** Throws `IDEMPOTENCY_CONFLICT` when a child's idempotency key already names a run. */
+  private assertKeysFree(children: readonly NewChildRun[]): void {
+    for (const { run } of children) {
+      const idemKey = this.idempotencyKeyOf(run);
+      if (idemKey !== null && this.idempotency.has(idemKey)) throw childKeyTaken(run);
+    }
+  }
+
+  /** Stores one checked run write, nothing else. */
+  private applyOne(write: RunWrite): void {
     const k = key(write.run.namespace, write.run.runId);
     this.runs.set(k, clone(write.run));
     const list = this.history.get(k) ?? [];
