@@ -3,6 +3,7 @@ import {
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
+  type ListChildrenRequest,
   type ListRunsRequest,
   RUN_COLUMNS,
   type RunRecord,
@@ -38,14 +39,11 @@ export interface ReadStatements {
   statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
   statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   settledMinutes: Database.Statement<[string, number], { minute: number; n: number }>;
-  listRuns: (
-    namespace: string,
-    taskName: string | null,
-    status: string | null,
-    group: string | null,
-    before: string,
-    limit: number,
-  ) => RunRow[];
+  listRuns: (request: ListRunsRequest & { before: string }) => RunRow[];
+  /** `listChildren`: one page's children in id order (`namespace`, `parent_run_id`, `parent_page`). */
+  listChildren: Database.Statement<[string, string, number], unknown[]>;
+  /** The children of a parent that are not terminal, in id order: the cancel cascade's rows. */
+  unsettledChildren: Database.Statement<[string, string], unknown[]>;
 }
 
 /** The reads' statements, prepared once per connection; every one on a hot path is served by an index. */
@@ -88,30 +86,37 @@ export function readStatements(db: Database.Database): ReadStatements {
       'SELECT minute, n FROM docket_settled_minutes WHERE namespace = ? AND minute >= ? ORDER BY minute',
     ),
     listRuns: runListing(db),
+    listChildren: db
+      .prepare<[string, string, number], unknown[]>(
+        `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs INDEXED BY docket_runs_parent
+         WHERE namespace = ? AND parent_run_id = ? AND parent_page = ? ORDER BY run_id`,
+      )
+      .raw(true),
+    unsettledChildren: db
+      .prepare<[string, string], unknown[]>(
+        `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs INDEXED BY docket_runs_parent
+         WHERE namespace = ? AND parent_run_id = ? AND status NOT IN ('success', 'failed', 'cancelled') ORDER BY run_id`,
+      )
+      .raw(true),
   };
 }
 
 /**
- * Lists runs newest first below `before`, filtered by task name and status when given (raw rows; a statement cached
- * per filter).
+ * Lists runs newest first below `before`, filtered by task name, status, group and parent when given (raw rows; a
+ * statement cached per filter).
  */
 function runListing(db: Database.Database): ReadStatements['listRuns'] {
   const statements = new Map<string, Database.Statement>();
-  return (
-    namespace: string,
-    taskName: string | null,
-    status: string | null,
-    group: string | null,
-    before: string,
-    limit: number,
-  ) => {
-    const key = `${taskName !== null}:${status !== null}:${group !== null}`;
+  return (request) => {
+    const { taskName, status, group, parentRunId } = request;
+    const key = `${taskName !== null}:${status !== null}:${group !== undefined}:${parentRunId !== undefined}`;
     let statement = statements.get(key);
     if (!statement) {
       const where = ['namespace = @namespace', 'run_id < @before'];
       if (taskName !== null) where.push('task_name = @task_name');
       if (status !== null) where.push('status = @status');
-      if (group !== null) where.push('group_key = @group_key');
+      if (group !== undefined) where.push('group_key = @group_key');
+      if (parentRunId !== undefined) where.push('parent_run_id = @parent_run_id');
       statement = db
         .prepare(
           `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
@@ -119,10 +124,15 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
         .raw(true);
       statements.set(key, statement);
     }
-    const params: Record<string, unknown> = { namespace, before, limit };
+    const params: Record<string, unknown> = {
+      namespace: request.namespace,
+      before: request.before,
+      limit: request.limit,
+    };
     if (taskName !== null) params.task_name = taskName;
     if (status !== null) params.status = status;
-    if (group !== null) params.group_key = group;
+    if (group !== undefined) params.group_key = group;
+    if (parentRunId !== undefined) params.parent_run_id = parentRunId;
     return (statement.all(params) as unknown[][]).map(runRowOf);
   };
 }
@@ -190,18 +200,18 @@ export function settledPerMinute(ctx: SqliteContext, request: SettledRequest): P
   );
 }
 
-/** `Store.listRuns`: runs newest first below a cursor, optionally of one task, one status and one group. */
+/** `Store.listRuns`: runs newest first below a cursor, optionally of one task, status, group and parent. */
 export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
   return ctx.read('store.listRuns', ({ s }) =>
-    s.reads
-      .listRuns(
-        request.namespace,
-        request.taskName,
-        request.status,
-        request.group ?? null,
-        request.before ?? NEWEST_ID,
-        request.limit,
-      )
-      .map(rowToRun),
+    s.reads.listRuns({ ...request, before: request.before ?? NEWEST_ID }).map(rowToRun),
+  );
+}
+
+/** `Store.listChildren`: one page's children in id order. */
+export function listChildren(ctx: SqliteContext, request: ListChildrenRequest): Promise<RunRecord[]> {
+  return ctx.read('store.listChildren', ({ s }) =>
+    s.reads.listChildren
+      .all(request.namespace, request.parentRunId, request.page)
+      .map((values) => rowToRun(runRowOf(values))),
   );
 }

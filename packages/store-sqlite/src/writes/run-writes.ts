@@ -1,4 +1,16 @@
-import { checkWrite, eventParams, type RunRecord, type RunWrite, runChanges } from '@docket/core/store';
+import {
+  checkWrite,
+  childKeyTaken,
+  eventParams,
+  followFamilySync,
+  type NewChildRun,
+  type RunRecord,
+  type RunWrite,
+  rowToRun,
+  runChanges,
+  runRowOf,
+  touchesFamily,
+} from '@docket/core/store';
 import { applyHold } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { countFinished, countMove } from './run-counts.js';
@@ -6,10 +18,26 @@ import { countFinished, countMove } from './run-counts.js';
 /**
  * Applies one conditional run write: the row updated only if it is still `current` (see `Statements.updateRun`), then
  * its history and events, and the counts of `operator.stats()` when the run moves into or out of a counted status,
- * and its minute's count when it settles. Answers `false`, having written nothing, when the row moved.
+ * and its minute's count when it settles; then what it leads to in other runs (`followFamilySync`: its children
+ * inserted, its parent counted, its unsettled children cancelled). Answers `false`, having written nothing, when the
+ * row moved. A child key already taken throws `IDEMPOTENCY_CONFLICT` before anything is written.
  */
 export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite): boolean {
   checkWrite(current, write);
+  const family = touchesFamily(current, write);
+  if (family && write.children !== undefined) assertKeysFree(s, write.children);
+  if (!applyOne(s, current, write)) return false;
+  if (family) followFamilySync(current, write, familyIo(s));
+  return true;
+}
+
+/** `tryApplyWrite` for a row read in the same transaction, where a moved row is a bug. */
+export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
+  if (!tryApplyWrite(s, current, write)) throw new Error(`internal: run ${current.runId} moved during its transaction`);
+}
+
+/** One run's write, its history, events, counts and hold: nothing in other runs. */
+function applyOne(s: Statements, current: RunRecord, write: RunWrite): boolean {
   if (!s.updateRun(current, runChanges(current, write.run))) return false;
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
   countFinished(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
@@ -19,7 +47,35 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   return true;
 }
 
-/** `tryApplyWrite` for a row read in the same transaction, where a moved row is a bug. */
-export function applyWrite(s: Statements, current: RunRecord, write: RunWrite): void {
-  if (!tryApplyWrite(s, current, write)) throw new Error(`internal: run ${current.runId} moved during its transaction`);
+/** How the family walk reads and writes other runs in the open transaction. */
+function familyIo(s: Statements) {
+  return {
+    read(namespace: string, runId: string): RunRecord | null {
+      const row = s.selectRun.get(namespace, runId);
+      return row ? rowToRun(row) : null;
+    },
+    unsettled(namespace: string, parentRunId: string): RunRecord[] {
+      return s.reads.unsettledChildren.all(namespace, parentRunId).map((values) => rowToRun(runRowOf(values)));
+    },
+    write(current: RunRecord, write: RunWrite): void {
+      checkWrite(current, write);
+      if (!applyOne(s, current, write)) throw new Error(`internal: run ${current.runId} moved during its transaction`);
+    },
+    insert(children: readonly NewChildRun[]): void {
+      for (const { run, history } of children) {
+        s.insertRun(run);
+        s.insertHistory(run.runId, history);
+        countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
+      }
+    },
+  };
+}
+
+/** Throws `IDEMPOTENCY_CONFLICT` when a child's idempotency key already names a run. */
+function assertKeysFree(s: Statements, children: readonly NewChildRun[]): void {
+  for (const { run } of children) {
+    if (run.idempotencyKey !== null && s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey)) {
+      throw childKeyTaken(run);
+    }
+  }
 }
