@@ -60,8 +60,17 @@ export const docketRuns = pgTable(
     groupKey: text('group_key').notNull().default(''),
     /** How many `RetryAfterError` holds of its group or task sent it back (`RATE_LIMITED`). */
     rateLimited: integer('rate_limited').notNull().default(0),
+    /** The run whose page started this one as a child, and that page (migration 0009; never change). */
+    parentRunId: text('parent_run_id'),
+    parentPage: integer('parent_page'),
+    /** A parent's children counter as JSON (`RunRecord.children`), NULL until a page starts children. */
+    children: text('children'),
   },
   (t) => [
+    // A parent's children by page, in id order (`ctx.children`, `runs.list({ parentRunId })`, the cancel cascade).
+    index('docket_runs_parent')
+      .on(t.namespace, t.parentRunId, t.parentPage, t.runId)
+      .where(sql`${t.parentRunId} IS NOT NULL`),
     index('docket_runs_claim_priority')
       .on(t.namespace, t.taskName, t.taskVersion, t.priority, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),

@@ -63,10 +63,10 @@ describe('migrations', () => {
     await store.open();
     await store.close();
     expect(await columnOrder(schema)).toEqual(columnsOf(docketRuns).map((c) => c.name));
-    // Then only the columns migrations 0004, 0006 and 0008 appended, which a claim or settle never changes (a
-    // flow hold changes `rate_limited`, rarely): an unchanged suffix is left out of the WAL record as an unchanged
-    // prefix is.
-    expect((await columnOrder(schema)).slice(-15)).toEqual([
+    // Then only the columns migrations 0004, 0006, 0008 and 0009 appended, which a claim or settle never changes (a
+    // flow hold changes `rate_limited`, a child's settle its parent's `children`, rarely): an unchanged suffix is left
+    // out of the WAL record as an unchanged prefix is.
+    expect((await columnOrder(schema)).slice(-18)).toEqual([
       'status',
       'reason',
       'revision',
@@ -82,6 +82,9 @@ describe('migrations', () => {
       'trace_parent',
       'group_key',
       'rate_limited',
+      'parent_run_id',
+      'parent_page',
+      'children',
     ]);
     expect(await fillfactor(schema)).toEqual(['fillfactor=50']);
   });

@@ -3,6 +3,7 @@ import {
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
+  type ListChildrenRequest,
   type ListRunsRequest,
   type RunRecord,
   type RunRow,
@@ -104,9 +105,20 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
   if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
   if (request.status !== null) filters.push(sql`status = ${request.status}`);
   if (request.group !== undefined) filters.push(sql`group_key = ${request.group}`);
+  if (request.parentRunId !== undefined) filters.push(sql`parent_run_id = ${request.parentRunId}`);
   const found = await rowsOf<RunRow>(
     ctx.live(),
     sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,
+  );
+  return found.map(rowToRun);
+}
+
+/** `Store.listChildren`: one page's children in id order. */
+export async function listChildren(ctx: PgContext, request: ListChildrenRequest): Promise<RunRecord[]> {
+  const found = await rowsOf<RunRow>(
+    ctx.live(),
+    sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${request.namespace} AND parent_run_id = ${request.parentRunId}
+        AND parent_page = ${request.page} ORDER BY run_id`,
   );
   return found.map(rowToRun);
 }

@@ -18,6 +18,7 @@ import { docketEvents, docketHistory, docketRuns } from '../schema.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';
+import { familyWrites, followFamilies } from './family.js';
 import { holdParts } from './hold-parts.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
@@ -52,7 +53,8 @@ const wakesWorkers = (write: RunWrite) =>
   write.run.status === 'pending' || write.run.status === 'retrying' || write.events.length > 0;
 
 /**
- * Applies many conditional run writes in one statement and returns the ids it wrote. Each row is updated only if
+ * Applies many conditional run writes in one statement and returns the ids it wrote, then walks what the landed
+ * writes that touch other runs lead to (`followFamilies`). Each row is updated only if
  * it is still the row its plan saw (same revision, lease expiry and model call count: core's `checkWrite` makes
  * those the only columns that can change without a new revision), and its history and callback events are inserted
  * with it; then one notification if any write leaves work behind. Only the columns some write changes travel.
@@ -65,9 +67,14 @@ export async function applyRunWrites(
   if (writes.length === 0) return new Set();
   const updated = await rowsOf<{ run_id: string }>(tx, runWritesStatement(tables, writes));
   const written = new Set(updated.map((r) => r.run_id));
-  for (const namespace of wakeNamespaces(writes, written)) {
-    await tx.execute(sql.raw(notifyText(tables.channel, namespace)));
+  const wake = wakeNamespaces(writes, written);
+  const family = familyWrites(writes, written);
+  if (family.length > 0) {
+    for (const namespace of await followFamilies((statement) => rowsOf(tx, statement), tables, family)) {
+      wake.add(namespace);
+    }
   }
+  for (const namespace of wake) await tx.execute(sql.raw(notifyText(tables.channel, namespace)));
   return written;
 }
 

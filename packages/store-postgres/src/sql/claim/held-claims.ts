@@ -8,6 +8,7 @@ import {
   type PlanResult,
   type RunRecord,
   type TransactPlan,
+  touchesFamily,
 } from '@docket/core/store';
 import type { PendingWrite } from '../../writes/run-writes.js';
 
@@ -105,6 +106,7 @@ export class HeldClaims {
       if (isThenable(answer)) return undefined;
       planned = answer;
       if (planned.write === null || planned.write.hold !== undefined) return undefined;
+      if (touchesFamily(run.latest, planned.write)) return undefined;
       checkWrite(run.latest, planned.write);
     } catch {
       return undefined;

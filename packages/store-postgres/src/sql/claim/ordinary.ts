@@ -1,5 +1,5 @@
 import type { RunRecord, RunRow, SelectRequest } from '@docket/core/store';
-import { claimRankOfRow, compareClaimOrder, rowToRun } from '@docket/core/store';
+import { claimRankOfRow, compareClaimOrder, rowToRun, touchesFamily } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
 import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
@@ -80,13 +80,14 @@ export async function ordinaryClaim(
   expired: boolean,
 ): Promise<RunRecord[]> {
   const outcome = new OutcomeTracker();
+  let claimed: RunRecord[] | 'family';
   try {
-    return await session(async (send) => {
+    claimed = await session(async (send) => {
       const claim = await selectAndPlan(ctx, send, request, expired);
       outcome.committing();
-      if (claim === null) {
+      if (claim === null || claim === 'family') {
         await send(() => ({ text: 'COMMIT', prepares: [] }));
-        return [];
+        return claim === null ? [] : 'family';
       }
       await send((prepared) => compose(prepared, claim.parts));
       return claim.runs;
@@ -94,24 +95,29 @@ export async function ordinaryClaim(
   } catch (error) {
     throw classify(error, outcome, 'store.claimDue', {});
   }
+  if (claimed !== 'family') return claimed;
+  // A claim that ends a run with a parent or children (a deadline passed) writes those runs too: in a transaction
+  // that can read them, selected again.
+  return ctx.inTransaction('store.claimDue', (tx) => ordinaryClaimIn(ctx, tx, request, expired));
 }
 
 /**
  * The first round trip of `claimInSession`: `BEGIN` and the locking selects, then core's plans and the message that
  * writes them (`null` when core planned nothing). The rows read and the records decoded from them end here, before
  * the second round trip: with hundreds of runs claimed at once, keeping them alive through it only fed the
- * collector.
+ * collector. `'family'` when a write also writes other runs (`touchesFamily`): nothing is written here then.
  */
 async function selectAndPlan(
   ctx: PgContext,
   send: Send,
   request: SelectRequest,
   expired: boolean,
-): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null> {
+): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null | 'family'> {
   const selects = candidateQueries(ctx, request, expired).map(preparedCall);
   const selected = await sendParts(send, [...BEGIN, ...selects]);
   const writes = planCandidates(request, selected.slice(BEGIN.length).flat() as RunRow[]);
   if (writes.length === 0) return null;
+  if (writes.some((w) => touchesFamily(w.current, w.write))) return 'family';
   const write = preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true }));
   const notify = [...wakeNamespaces(writes)].map((ns) => notifyText(ctx.channel, ns));
   const durability = writes.every((w) => isPlainClaim(w.write)) ? [UNFLUSHED_COMMIT] : [];

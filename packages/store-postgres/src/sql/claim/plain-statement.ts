@@ -209,6 +209,9 @@ function answerColumns(tasks: number, first: number): string {
     'c.lease_expires_at IS NULL',
     'c.retries = 0',
     'c.rate_limited = 0',
+    // A child (or a parent) is answered whole: the compact answer has no room for its family columns.
+    'c.parent_run_id IS NULL',
+    'c.children IS NULL',
     ...SHARED.map((column, i) => `c."${column}" = $${first + i}::text`),
   ].join(' AND ');
   const task = tasks === 1 ? '' : 'c.task_name, c.task_version, ';

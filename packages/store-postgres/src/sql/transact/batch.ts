@@ -8,6 +8,7 @@ import {
   type RunRow,
   rowToRun,
   type TransactPlan,
+  touchesFamily,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../../connection.js';
@@ -59,13 +60,19 @@ export function transactBatcher(
           // What the one-round-trip path left over, it already tried on the remembered rows: read them fresh.
           const shortcut = open === undefined ? known : null;
           const settled = await transaction(outcome, (tx) => runPlans(tx, tables, batch, shortcut));
+          const alone: TransactItem[] = [];
           for (const [index, item] of batch.entries()) {
             const result = settled[index] as Settled;
+            if (!result.ok && result.error === ALONE) {
+              alone.push(item);
+              continue;
+            }
             if (result.ok && result.run !== null) known.committed(result.run);
             else known.forget(item.runId);
             if (result.ok) item.resolve(result.value);
             else item.reject(result.error);
           }
+          await Promise.all(alone.map((item) => transactAlone(item, tables, transaction, known)));
           return;
         } catch (error) {
           const state = sqlState(error);
@@ -123,7 +130,8 @@ async function writeInOneTrip(
       // per run of a batch was one more promise and one more turn of the microtask queue each.
       const planned = item.plan(undefined as never, remembered);
       const { write, value } = (isThenable(planned) ? await planned : planned) as PlanResult<unknown>;
-      if (write === null) rest.push(item);
+      // A write that also writes other runs (children, a parent) needs their rows read: the ordinary path's.
+      if (write === null || touchesFamily(remembered, write)) rest.push(item);
       else guarded.push({ item, current: remembered, write, value });
     } catch {
       rest.push(item);
@@ -178,6 +186,12 @@ async function transactAlone(item: TransactItem, tables: Tables, transaction: Tr
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
 
 /**
+ * What a plan of a batch of several gets when its write also writes other runs (`touchesFamily`): it is decided
+ * again in a transaction of its own after the batch, so that a child key already taken fails its commit alone.
+ */
+const ALONE = Symbol('alone');
+
+/**
  * Decides and writes one batch of pure plans. Runs this instance holds (see `KnownRuns`; `null` skips this) are
  * decided on their remembered row and written with a guard; the others, and any whose guard failed or whose plan
  * wrote nothing (its answer may rest on a stale row), are read under `FOR UPDATE` in id order and decided again.
@@ -199,7 +213,7 @@ async function runPlans(
     }
     try {
       const { write, value } = (await item.plan(tx, remembered)) as PlanResult<unknown>;
-      if (write === null) fresh.push(index);
+      if (write === null || touchesFamily(remembered, write)) fresh.push(index);
       else guarded.push({ index, current: remembered, write, value });
     } catch {
       fresh.push(index);
@@ -229,6 +243,10 @@ async function runPlans(
       if (write !== null) {
         if (current === null) throw new Error('internal: write for a missing run');
         checkWrite(current, write);
+        if (batch.length > 1 && touchesFamily(current, write)) {
+          settled[index] = { ok: false, error: ALONE };
+          continue;
+        }
         writes.push({ current, write });
       }
       settled[index] = { ok: true, value, run: write?.run ?? null };

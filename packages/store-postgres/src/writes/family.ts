@@ -1,0 +1,71 @@
+import {
+  type AsyncFamilyIo,
+  childKeyTaken,
+  followFamily,
+  type RunRecord,
+  type RunRow,
+  rowToRun,
+  touchesFamily,
+} from '@docket/core/store';
+import { docketRuns } from '../schema.js';
+import { columnList } from '../wire/recordsets.js';
+import type { Statement } from '../wire/statement.js';
+import { insertRunsStatement, type PendingWrite, runWritesStatement, type Tables } from './run-writes.js';
+
+/** Runs one statement in the open transaction and answers its rows. */
+export type Run = (statement: Statement) => Promise<unknown[]>;
+
+/** The writes of a landed set that also write other runs (`touchesFamily`). */
+export function familyWrites(writes: readonly PendingWrite[], landed: ReadonlySet<string>): PendingWrite[] {
+  return writes.filter((w) => landed.has(w.current.runId) && touchesFamily(w.current, w.write));
+}
+
+/**
+ * Walks what each family write leads to (core's `followFamily`) in the open transaction: rows read `FOR UPDATE`, one
+ * write at a time, children inserted (a taken key fails the transaction with `IDEMPOTENCY_CONFLICT`). Answers the
+ * namespaces whose workers the walk left work for (woken children, a woken parent).
+ */
+export async function followFamilies(run: Run, tables: Tables, writes: readonly PendingWrite[]): Promise<Set<string>> {
+  const wake = new Set<string>();
+  for (const { current, write } of writes) await followFamily(current, write, familyIo(run, tables, wake));
+  return wake;
+}
+
+function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
+  const columns = columnList(docketRuns);
+  const rowsToRuns = (rows: unknown[]) => (rows as RunRow[]).map(rowToRun);
+  return {
+    async read(namespace, runId) {
+      const rows = await run({
+        text: `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1 AND run_id = $2 FOR UPDATE`,
+        params: [namespace, runId],
+      });
+      return rowsToRuns(rows)[0] ?? null;
+    },
+    async unsettled(namespace, parentRunId) {
+      const rows = await run({
+        text: `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1 AND parent_run_id = $2
+          AND status NOT IN ('success', 'failed', 'cancelled') ORDER BY run_id FOR UPDATE`,
+        params: [namespace, parentRunId],
+      });
+      return rowsToRuns(rows);
+    },
+    async write(current, write) {
+      await run(runWritesStatement(tables, [{ current, write }], { allLocked: true }));
+      if (write.run.status === 'pending' || write.events.length > 0) wake.add(write.run.namespace);
+    },
+    async insert(children) {
+      const requests = children.map((child) => ({ ...child, maxRuns: null }));
+      const inserted = new Set(
+        (await run(insertRunsStatement(tables, requests))).map((r) => (r as RunRecordId).run_id),
+      );
+      const missing = children.find((child) => !inserted.has(child.run.runId));
+      if (missing !== undefined) throw childKeyTaken(missing.run as RunRecord);
+      wake.add((children[0] as { run: RunRecord }).run.namespace);
+    },
+  };
+}
+
+interface RunRecordId {
+  run_id: string;
+}
