@@ -1,4 +1,4 @@
-import type { HistoryEntry, RunInfo, RunListItem } from '@docket/core';
+import type { HistoryEntry, RunInfo, RunListItem, RunStatus } from '@docket/core';
 
 /**
  * Whether to colour output, by the usual conventions: `NO_COLOR` set to anything but the empty string turns colour
@@ -99,7 +99,7 @@ export function runsTable(runs: RunListItem[], colour: boolean): string {
 }
 
 /** One run, field by field, callbacks included. */
-export function runDetails(run: RunInfo, colour: boolean): string {
+export function runDetails(run: RunInfo, colour: boolean, children: ChildStatuses | null = null): string {
   const rows: [string, string][] = [
     ['run', run.runId],
     ['task', `${run.task.name}@${run.task.version}`],
@@ -121,6 +121,8 @@ export function runDetails(run: RunInfo, colour: boolean): string {
       `pending ${run.callbacks.pending}, delivered ${run.callbacks.delivered}, dead letters ${run.callbacks.deadLetters}`,
     ],
     ['error', run.error ? `${run.error.code}: ${run.error.message}` : '-'],
+    ['parent', run.parentRunId ?? '-'],
+    ['children', childrenLine(run, children, colour)],
     ['query', JSON.stringify(run.query)],
     ['state', JSON.stringify(run.state)],
     ['created', run.createdAt],
@@ -128,6 +130,25 @@ export function runDetails(run: RunInfo, colour: boolean): string {
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+}
+
+/** A parent's children counted by status (of the `listed` newest; `more` when there are others). */
+export interface ChildStatuses {
+  counts: Partial<Record<RunStatus, number>>;
+  listed: number;
+  more: boolean;
+}
+
+/** The `children` line of `runDetails`: settled of total, the statuses at a glance, and how to list them. */
+function childrenLine(run: RunInfo, children: ChildStatuses | null, colour: boolean): string {
+  if (run.children.total === 0) return '-';
+  const settled = `${run.children.settled} of ${run.children.total} settled`;
+  if (children === null) return settled;
+  const statuses = Object.entries(children.counts)
+    .map(([status, n]) => `${paint(status, colour)} ${n}`)
+    .join(', ');
+  const scope = children.more ? ` (newest ${children.listed})` : '';
+  return `${settled}; ${statuses}${scope}; list: docket runs list --parent ${run.runId}`;
 }
 
 /** A run's history, oldest first. */

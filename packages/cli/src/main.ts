@@ -40,6 +40,7 @@ const FLAGS = {
   status: { type: 'string' },
   task: { type: 'string' },
   group: { type: 'string' },
+  parent: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   payloads: { type: 'boolean' },
@@ -63,7 +64,7 @@ function parse(argv: string[]) {
 
 /** Which flags each command takes beside the global ones. */
 const ALLOWED: Record<string, string[]> = {
-  'runs list': ['status', 'task', 'group', 'limit', 'cursor', 'payloads'],
+  'runs list': ['status', 'task', 'group', 'parent', 'limit', 'cursor', 'payloads'],
   'runs get': [],
   'runs history': [],
   'runs cancel': ['reason', 'expected-revision', 'command-id'],
@@ -193,6 +194,9 @@ function checkUsage(command: string, values: Values, positionals: string[]): Che
   }
   if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
     throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+  }
+  if (values.parent !== undefined && !/^[0-9a-f]{32}$/.test(values.parent)) {
+    throw new UsageError('--parent takes a run id (32 lowercase hex characters)');
   }
   const limit = integer(values.limit, '--limit');
   if (limit !== undefined && (limit < 1 || limit > LIST_LIMIT_MAX)) {

@@ -1,10 +1,11 @@
 import type { Operator, RunStatus } from '@docket/core';
-import { historyTable, runDetails, runsTable } from './format.js';
+import { type ChildStatuses, historyTable, runDetails, runsTable } from './format.js';
 
 /** What the `runs` commands read of the parsed flags. */
 export interface RunsFlags {
   task?: string | undefined;
   group?: string | undefined;
+  parent?: string | undefined;
   status?: string | undefined;
   limit: number | undefined;
   cursor?: string | undefined;
@@ -12,6 +13,14 @@ export interface RunsFlags {
   reason?: string | undefined;
   expectedRevision: number | undefined;
   'command-id'?: string | undefined;
+}
+
+/** How many of a parent's children (the newest 200) are in each status. */
+async function childStatuses(op: Operator, parentRunId: string): Promise<ChildStatuses> {
+  const page = await op.runs.list({ parentRunId, limit: 200 });
+  const counts: Partial<Record<RunStatus, number>> = {};
+  for (const item of page.items) counts[item.status] = (counts[item.status] ?? 0) + 1;
+  return { counts, listed: page.items.length, more: page.nextCursor !== null };
 }
 
 /** `docket runs list|get|history|cancel|pause|resume|retry`: answers the exit code; `print` writes JSON or text. */
@@ -28,6 +37,7 @@ export async function runsCommand(
       const page = await op.runs.list({
         ...(o.task ? { taskName: o.task } : {}),
         ...(o.group ? { group: o.group } : {}),
+        ...(o.parent ? { parentRunId: o.parent } : {}),
         ...(o.status ? { status: o.status as RunStatus } : {}),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.cursor ? { cursor: o.cursor } : {}),
@@ -42,7 +52,8 @@ export async function runsCommand(
     }
     case 'runs get': {
       const run = await op.runs.get(id);
-      print(run, () => (run ? runDetails(run, colour) : `no run ${id}`));
+      const children = run && run.children.total > 0 ? await childStatuses(op, run.runId) : null;
+      print(run, () => (run ? runDetails(run, colour, children) : `no run ${id}`));
       return run ? 0 : 1;
     }
     case 'runs history': {

@@ -6,7 +6,7 @@ export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgr
        docket --version | --help
 
 commands:
-  runs list [--status <s>] [--task <name>] [--group <g>] [--limit <n>] [--cursor <c>] [--payloads]
+  runs list [--status <s>] [--task <name>] [--group <g>] [--parent <runId>] [--limit <n>] [--cursor <c>] [--payloads]
   runs get <runId>
   runs history <runId>
   runs cancel|pause|resume|retry <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
@@ -33,10 +33,12 @@ const steer = (
 
 /** Each command's own usage. */
 export const COMMAND_USAGE: Record<string, string> = {
-  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--group <g>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
+  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--group <g>] [--parent <runId>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
   Lists runs newest first: status, reason, task, page, attempt, age, revision (--payloads: query and state too, with --json).
-  --group: only the runs started in that flow-control group.`,
-  'runs get': 'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included.',
+  --group: only the runs started in that flow-control group.
+  --parent: only the child runs that run's pages started.`,
+  'runs get':
+    'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included, its parent, and its children counted by status.',
   'runs history':
     'usage: docket --db <file> runs history <runId>\n  Shows every transition in order, with time, reason, actor and detail.',
   'runs cancel': steer('cancel'),

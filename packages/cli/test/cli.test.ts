@@ -16,7 +16,7 @@ const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-'));
 const db = join(dir, 'docket.sqlite');
 let api: Queue;
-let ids: { done: string[]; failed: string; idle: string[] };
+let ids: { done: string[]; failed: string; idle: string[]; parent: string };
 let local: LocalModel;
 
 function docket(args: string[], env: Record<string, string> = {}) {
@@ -72,7 +72,18 @@ beforeAll(async () => {
       },
     },
   );
+  // A parent whose first page starts two children, and ends once they settled.
+  const piece = worker.define({ name: 'piece', version: '1' }, { execute: (ctx) => ctx.end() });
+  const fan = worker.define(
+    { name: 'fan', version: '1' },
+    {
+      execute: (ctx) =>
+        ctx.page === 1 ? ctx.next(null, { children: [0, 1].map((n) => ({ task: piece, query: n })) }) : ctx.end(),
+    },
+  );
   await worker.ready();
+  const parent = (await fan.start({ query: null })).runId;
+  await waitForStatus(fan, parent, 'success');
   const done = [];
   for (let i = 0; i < 3; i++) done.push((await work.start({ query: { fail: false } })).runId);
   const failed = (await work.start({ query: { fail: true } })).runId;
@@ -87,7 +98,7 @@ beforeAll(async () => {
   await api.ready();
   const idleIds = [];
   for (let i = 0; i < 3; i++) idleIds.push((await idle.start({ query: i })).runId);
-  ids = { done, failed, idle: idleIds };
+  ids = { done, failed, idle: idleIds, parent };
 }, 60_000);
 
 afterAll(async () => {
@@ -97,10 +108,28 @@ afterAll(async () => {
 });
 
 describe('docket runs', () => {
+  it('runs get shows a parent with its children by status, and each child its parent; runs list --parent lists them', () => {
+    const parent = docket(['--db', db, 'runs', 'get', ids.parent]);
+    expect(parent.code).toBe(0);
+    expect(parent.out).toMatch(/parent\s+-/);
+    expect(parent.out).toContain(
+      `children     2 of 2 settled; success 2; list: docket runs list --parent ${ids.parent}`,
+    );
+    const children = json(['runs', 'list', '--parent', ids.parent]);
+    expect(children.items).toHaveLength(2);
+    const child = docket(['--db', db, 'runs', 'get', children.items[0].runId]);
+    expect(child.out).toMatch(new RegExp(`parent\\s+${ids.parent}`));
+    expect(child.out).toMatch(/children\s+-/);
+    expect(json(['runs', 'get', ids.parent])).toMatchObject({ parentRunId: null, children: { total: 2, settled: 2 } });
+    const bad = docket(['--db', db, 'runs', 'list', '--parent', 'nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--parent takes a run id');
+  });
+
   it('lists runs with filters and cursors, as the API does', async () => {
     const all = json(['runs', 'list']);
     expect(all).toEqual(JSON.parse(JSON.stringify(await api.operator.runs.list())));
-    expect(all.items).toHaveLength(7);
+    expect(all.items).toHaveLength(10);
     const failed = json(['runs', 'list', '--status', 'failed']);
     expect(failed.items.map((r: { runId: string }) => r.runId)).toEqual([ids.failed]);
     const idle = json(['runs', 'list', '--task', 'idle', '--limit', '2']);
@@ -112,7 +141,7 @@ describe('docket runs', () => {
     expect(next.items.map((r: { runId: string }) => r.runId)).toEqual([newestIdle[2]]);
     const payloads = json(['runs', 'list', '--task', 'idle', '--limit', '1', '--payloads']);
     expect(payloads.items[0]).toMatchObject({ runId: newestIdle[0], query: 2 });
-    const human = docket(['--db', db, 'runs', 'list', '--status', 'success']);
+    const human = docket(['--db', db, 'runs', 'list', '--status', 'success', '--task', 'work']);
     expect(human.code).toBe(0);
     const lines = human.out.trim().split('\n');
     expect(lines[0]).toMatch(/^RUN\s+STATUS\s+REASON\s+TASK\s+PAGE\s+ATTEMPT\s+AGE\s+REVISION$/);
