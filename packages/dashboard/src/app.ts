@@ -52,7 +52,12 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
     c.html(await overviewPage(c.get('page'), await config.operator(), noticeOf(c.req.query('notice')))),
   );
   root.get('/runs', async (c) => {
-    const filter = { task: c.req.query('task'), status: c.req.query('status'), cursor: c.req.query('cursor') };
+    const filter = {
+      task: c.req.query('task'),
+      status: c.req.query('status'),
+      parent: c.req.query('parent'),
+      cursor: c.req.query('cursor'),
+    };
     return c.html(await runsPage(c.get('page'), await config.operator(), filter));
   });
   root.get('/runs/:id', async (c) => {
@@ -60,7 +65,8 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
     const runId = c.req.param('id');
     const [run, history] = await Promise.all([operator.runs.get(runId), operator.runs.history(runId)]);
     if (run === null) return c.html(errorPage(c.get('page'), 'Run not found', `no run ${runId}`), 404);
-    return c.html(runPage(c.get('page'), run, history, noticeOf(c.req.query('notice'))));
+    const children = run.children.total > 0 ? await operator.runs.list({ parentRunId: runId, limit: 50 }) : null;
+    return c.html(runPage(c.get('page'), run, history, noticeOf(c.req.query('notice')), children));
   });
   root.get('/dead-letters', async (c) =>
     c.html(

@@ -93,6 +93,27 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the dashboard in Chromium on $na
     expect(JSON.parse(await page.locator('#query').innerText())).toEqual({ topic: 'v2.4', outcome: 'fail' });
   });
 
+  it("goes from a parent to a child and back, and lists the parent's children from its page", async () => {
+    await page.goto(`${served.url}runs/${seeded.parent}`);
+    const glance = await page
+      .locator('#children-glance .child-count')
+      .evaluateAll((spans) =>
+        spans.map((s) => `${s.getAttribute('data-status')} ${s.textContent?.trim().split(' ').at(-1)}`),
+      );
+    expect(glance.sort()).toEqual(['failed 1', 'success 2']);
+    await page.locator(`#children a[href$="/runs/${seeded.children[2]}"]`).click();
+    await page.waitForURL(`**/runs/${seeded.children[2]}`);
+    expect(await page.locator('dd[data-field="status"]').innerText()).toBe('failed');
+    await page.locator('#parent').click();
+    await page.waitForURL(`**/runs/${seeded.parent}`);
+    await page.locator('#all-children').click();
+    await page.waitForURL(`**/runs?parent=${seeded.parent}`);
+    const listed = await page
+      .locator('#runs tr[data-run-id]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+    expect(listed).toEqual([...seeded.children].reverse());
+  });
+
   it('shows a pause with a stale revision as a conflict, then cancels and shows OPERATOR_STOP', async () => {
     const [runId] = seeded.pending as [string];
     await page.goto(`${served.url}runs/${runId}`);

@@ -66,9 +66,10 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
       const cell = new RegExp(`data-task="\\*" data-status="${status}">(?:<span class="muted">)?<?a?[^>]*>?(\\d+)<`);
       expect(Number(page.match(cell)?.[1]), status).toBe(stats.byStatus[status]);
     }
-    expect(stats.byStatus).toMatchObject({ success: 3, failed: 2, pending: 2, waiting: 1 });
+    // The batch's three, the digest and two of its summaries succeeded; the notices and a summary failed.
+    expect(stats.byStatus).toMatchObject({ success: 6, failed: 3, pending: 2, waiting: 1 });
     expect(page).toContain(`id="dead-letters">2<`);
-    expect(page).toMatch(/id="settled-total">5</);
+    expect(page).toMatch(/id="settled-total">9</);
   });
 
   it('escapes everything a run carries: query, error and history detail', async () => {
@@ -79,6 +80,23 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
     expect(page).toContain('&lt;img src=x onerror=alert(');
     const letters = await (await new Client(dashboard).get('/dead-letters')).text();
     expect(letters).not.toContain('<img src=x');
+  });
+
+  it("links a parent's page to its children, with their statuses at a glance, and each child's page to its parent", async () => {
+    const client = new Client(dashboard);
+    const parent = await (await client.get(`/runs/${seeded.parent}`)).text();
+    expect(parent).toMatch(/data-field="children">3 of 3 settled</);
+    expect(parent).toMatch(/data-status="success">.*success.* 2</s);
+    expect(parent).toMatch(/data-status="failed">.*failed.* 1</s);
+    for (const child of seeded.children) expect(parent).toContain(`href="/runs/${child}"`);
+    expect(parent).toContain(`href="/runs?parent=${seeded.parent}"`);
+    const child = await (await client.get(`/runs/${seeded.children[0]}`)).text();
+    expect(child).toContain(`id="parent" href="/runs/${seeded.parent}"`);
+    expect(child).not.toContain('id="children"');
+    const listed = await (await client.get(`/runs?parent=${seeded.parent}`)).text();
+    for (const id of seeded.children) expect(listed).toContain(`data-run-id="${id}"`);
+    expect(listed).not.toContain(`data-run-id="${seeded.parent}"`);
+    expect((await client.get('/runs?parent=nope')).status).toBe(400);
   });
 
   it('answers 404 for an unknown run and 400 with the code for a bad filter or cursor', async () => {

@@ -16,12 +16,16 @@ export interface Seeded {
   pending: string[];
   waiting: string;
   schedule: string;
+  /** A run whose first page started three children, and those children in the order given. */
+  parent: string;
+  children: string[];
 }
 
 /**
  * Fills a store the way an application would: a worker settles five runs (one a failure whose failure callback
  * always fails, so it becomes a dead letter; one whose query and error hold HTML), then a producer leaves two runs
- * pending (their task has no worker), one waiting for an event, and an hourly schedule no consumer fires.
+ * pending (their task has no worker), one waiting for an event, and an hourly schedule no consumer fires. A digest
+ * starts three summaries as children (one fails) and ends once they settled.
  */
 export async function seedRuns(store: Store): Promise<Seeded> {
   const worker = createQueue({
@@ -48,7 +52,29 @@ export async function seedRuns(store: Store): Promise<Seeded> {
     { name: 'nightly-batch', version: '2' },
     { execute: (c) => c.end() },
   );
+  const summary = worker.define<{ doc: number }, null>(
+    { name: 'summary', version: '1' },
+    {
+      execute(ctx) {
+        if (ctx.query.doc === 2) throw new NonRetryableError('the document is empty');
+        return ctx.end();
+      },
+    },
+  );
+  const digest = worker.define<null, null>(
+    { name: 'digest', version: '1' },
+    {
+      execute: (ctx) =>
+        ctx.page === 1
+          ? ctx.next(null, { children: [0, 1, 2].map((doc) => ({ task: summary, query: { doc } })) })
+          : ctx.end(),
+    },
+  );
   await worker.ready();
+  const parent = (await digest.start({ query: null })).runId;
+  await waitForStatus(digest, parent, 'success');
+  const { items } = await worker.operator.runs.list({ parentRunId: parent });
+  const children = items.map((item) => item.runId).reverse();
   const succeeded = [];
   for (let day = 1; day <= 3; day++) succeeded.push((await batch.start({ query: { day } })).runId);
   const failed = (await notice.start({ query: { topic: 'v2.4', outcome: 'fail' } })).runId;
@@ -67,5 +93,5 @@ export async function seedRuns(store: Store): Promise<Seeded> {
   const schedule = 'hourly-ingest';
   await ingest.schedule(schedule, { cron: '0 * * * *', query: { file: 'hourly.csv' } });
   await producer.close();
-  return { succeeded, failed, hostile, pending, waiting, schedule };
+  return { succeeded, failed, hostile, pending, waiting, schedule, parent, children };
 }

@@ -6,15 +6,18 @@ import { type Fragment, layout, type PageContext, statusBadge, when } from '../h
 export interface RunsFilter {
   task?: string;
   status?: string;
+  /** Only the children of this run. */
+  parent?: string;
   cursor?: string;
 }
 
-/** Runs newest first, filtered by task and status, 50 to a page with a link to the next (older) page. */
+/** Runs newest first, filtered by task, status and parent, 50 to a page with a link to the next (older) page. */
 export async function runsPage(page: PageContext, operator: Operator, filter: RunsFilter): Promise<Fragment> {
   const [listing, stats] = await Promise.all([
     operator.runs.list({
       ...(filter.task ? { taskName: filter.task } : {}),
       ...(filter.status ? { status: filter.status as RunStatus } : {}),
+      ...(filter.parent ? { parentRunId: filter.parent } : {}),
       ...(filter.cursor ? { cursor: filter.cursor } : {}),
       limit: 50,
     }),
@@ -31,7 +34,11 @@ ${listing.items.length === 0 ? html`<p class="muted" id="no-runs">No runs match.
 }
 
 function keep(filter: RunsFilter): Record<string, string> {
-  return { ...(filter.task ? { task: filter.task } : {}), ...(filter.status ? { status: filter.status } : {}) };
+  return {
+    ...(filter.task ? { task: filter.task } : {}),
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(filter.parent ? { parent: filter.parent } : {}),
+  };
 }
 
 function filterForm(page: PageContext, filter: RunsFilter, tasks: string[]): Fragment {
@@ -40,11 +47,13 @@ function filterForm(page: PageContext, filter: RunsFilter, tasks: string[]): Fra
   return html`<form method="get" action="${page.base}/runs" class="filter" id="filter">
 <label>Task <select name="task">${option('', 'all tasks', filter.task ?? '')}${tasks.map((t) => option(t, t, filter.task))}</select></label>
 <label>Status <select name="status">${option('', 'any status', filter.status ?? '')}${RUN_STATUSES.map((s) => option(s, s, filter.status))}</select></label>
+${filter.parent ? html`<input type="hidden" name="parent" value="${filter.parent}"><span class="muted" id="parent-filter">children of <a class="mono" href="${page.base}/runs/${filter.parent}">${filter.parent}</a></span>` : ''}
 <button type="submit">Filter</button>
 </form>`;
 }
 
-function runsTable(page: PageContext, items: RunListItem[]): Fragment {
+/** A table of runs, each linked to its page. */
+export function runsTable(page: PageContext, items: RunListItem[]): Fragment {
   const rows = items.map(
     (run) => html`<tr data-run-id="${run.runId}">
 <td><a class="mono" href="${page.base}/runs/${run.runId}">${run.runId}</a></td>
