@@ -148,6 +148,8 @@ function pageSpan(tracer: OtelTracer, instruments: Instruments, tasks: TaskAttri
   return {
     // Only a recording span needs the handler in its context (its children); a no-op one would only cost the call.
     ...(recording ? { around: <T>(body: () => T) => context.with(trace.setSpan(context.active(), span), body) } : {}),
+    // The children this page starts store it: their page spans link to this one.
+    traceParent: recording ? formatTraceParent(span.spanContext()) : null,
     end(outcome) {
       if (recording) ended(span, outcome);
       const status = outcome?.status ?? 'running';

@@ -116,6 +116,44 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
     expect(work.map((span) => span.parentSpanContext?.spanId)).toEqual(pages.map((p) => p.spanContext().spanId));
   });
 
+  it("links a child run's page span to the page span of the parent page that started it", async () => {
+    const sdk = inMemorySdk();
+    cleanups.push(() => sdk.shutdown());
+    const queue: Queue = createQueue({
+      store: store.open(cleanups),
+      protocol: { pollMs: 10 },
+      logger: false,
+      telemetry: otelTelemetry({ tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider }),
+    });
+    cleanups.push(() => queue.close());
+    const leaf = queue.define({ name: 'leaf', version: '1' }, { execute: (ctx) => ctx.end() });
+    const fan = queue.define(
+      { name: 'fan', version: '1' },
+      {
+        execute: (ctx) =>
+          ctx.page === 1
+            ? ctx.next(null, {
+                children: [
+                  { task: leaf, query: 1 },
+                  { task: leaf, query: 2 },
+                ],
+              })
+            : ctx.end(),
+      },
+    );
+    await queue.ready();
+    const { runId } = await fan.start({ query: null });
+    await waitForStatus(fan, runId, 'success');
+    await waitFor(() => sdk.spans('docket.page').length === 4, 'the parent and child page spans');
+    const pages = sdk.spans('docket.page');
+    const parentFirst = pages.find((p) => p.attributes['docket.run_id'] === runId && p.attributes['docket.page'] === 1);
+    const children = pages.filter((p) => p.attributes['docket.task.name'] === 'leaf');
+    expect(children).toHaveLength(2);
+    for (const child of children) {
+      expect(child.links.map((link) => link.context.spanId)).toEqual([parentFirst?.spanContext().spanId]);
+    }
+  });
+
   it('gives a failed page an error status, and counts the four metrics', async () => {
     const sdk = inMemorySdk();
     cleanups.push(() => sdk.shutdown());
