@@ -7,6 +7,8 @@ export default defineConfig({
     'lifecycle/cli': 'src/lifecycle/cli.ts',
     'batch/receipts': 'src/batch/receipts.ts',
     'batch/cli': 'src/batch/cli.ts',
+    'fanout/digest': 'src/fanout/digest.ts',
+    'fanout/cli': 'src/fanout/cli.ts',
   }),
   external: [
     '@docket/core',

@@ -51,6 +51,7 @@ export type {
   TaskCommandResult,
   TaskInfo,
 } from './runtime/operator/tasks.js';
+export type { ChildOutcome } from './runtime/page/children.js';
 export type { FinishReason, ModelMessage, ModelProvider, ModelRequest, ModelResponse } from './runtime/page/model.js';
 export {
   type CloseResult,
@@ -68,6 +69,7 @@ export type {
   CallbackContext,
   CheckContext,
   CheckResult,
+  ChildStart,
   ControlOptions,
   Effect,
   ExecuteContext,
