@@ -1,7 +1,8 @@
 // `pnpm bench`: measures Docket on SQLite against raw better-sqlite3 and plainjob, and Docket on PostgreSQL against
 // raw SKIP LOCKED loops, graphile-worker and pg-boss, in one run on this machine; prints a table of ratios and writes
 // docs/benchmarks.md. Options: --quick (small N, to check the harness), --finished <n> (finished runs already in the
-// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres|flow (one section; never written).
+// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres|flow|children (one section; never
+// written).
 // PostgreSQL: DOCKET_BENCH_DATABASE_URL, else DOCKET_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { familySection } from './family-section.mjs';
 import { flowSection } from './flow-section.mjs';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
 import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
@@ -73,12 +75,19 @@ if (only === null || only === 'sqlite') await sqliteSection();
 if (only === null || only === 'sqlite' || only === 'flow') {
   await flowSection({ quick, concurrency, scenario, inTurns, add, log });
 }
+if (only === null || only === 'sqlite' || only === 'children') {
+  await familySection({ quick, concurrency, scenario, inTurns, add, log, store: 'SQLite' });
+}
 let db = null;
-if (only === null || only === 'postgres') {
+if (only === null || only === 'postgres' || only === 'children') {
   db = await benchDatabase(log);
-  if (db !== null) {
+  if (db !== null && only !== 'children') {
     const pgScenario = (name, args) => scenario(name, args, PG_SCENARIOS);
     await postgresSection({ db, quick, scenario: pgScenario, add, log, peer });
+  }
+  if (db !== null) {
+    const args = { quick, concurrency: PG_CONCURRENCY, scenario, inTurns, add, log, store: 'PostgreSQL', url: db.url };
+    await familySection(args);
   }
 }
 if (only === null && db !== null) await storesRow(db);

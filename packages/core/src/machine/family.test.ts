@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runIn } from '../../test/run-fixture.js';
-import { type FamilyIo, followFamilySync, planChildSettled, touchesFamily } from './family.js';
+import { countChildren, type FamilyIo, followFamilySync, planParentMove, touchesFamily } from './family.js';
 import type { RunRecord } from './run-types.js';
 import type { RunWrite } from './run-write.js';
 import { transition } from './state-machine.js';
@@ -52,7 +52,16 @@ function ending(run: RunRecord, status: 'success' | 'failed' | 'cancelled', now 
 function mapStore(runs: RunRecord[]) {
   const rows = new Map(runs.map((run) => [run.runId, run]));
   const writes: RunWrite[] = [];
+  const counts: number[] = [];
   const io: FamilyIo = {
+    count: (_ns, id, by, now) => {
+      counts.push(by);
+      const parent = rows.get(id);
+      const counted = parent === undefined ? null : countChildren(parent, by, now);
+      if (counted === null) return null;
+      rows.set(id, counted);
+      return { status: counted.status, children: counted.children as NonNullable<RunRecord['children']> };
+    },
     read: (_ns, id) => rows.get(id) ?? null,
     unsettled: (_ns, parentRunId) =>
       [...rows.values()].filter(
@@ -66,7 +75,7 @@ function mapStore(runs: RunRecord[]) {
       for (const c of children) rows.set(c.run.runId, c.run);
     },
   };
-  return { rows, writes, io };
+  return { rows, writes, counts, io };
 }
 
 describe('touchesFamily', () => {
@@ -89,13 +98,13 @@ describe('the family walk', () => {
     const first = child(1);
     const second = child(2);
     const store = mapStore([parent, first, second]);
-    followFamilySync(first, ending(first, 'success'), store.io);
+    followFamilySync([{ current: first, write: ending(first, 'success') }], store.io);
     expect(store.rows.get(PARENT)).toMatchObject({
       status: 'waiting',
       revision: parent.revision,
       children: counts(2, 1),
     });
-    followFamilySync(second, ending(second, 'failed'), store.io);
+    followFamilySync([{ current: second, write: ending(second, 'failed') }], store.io);
     expect(store.rows.get(PARENT)).toMatchObject({
       status: 'pending',
       reason: 'CHILDREN_SETTLED',
@@ -108,15 +117,15 @@ describe('the family walk', () => {
     const parent = waitingParent(2, 1);
     const retried = child(1, 'running', { retries: 1 });
     const store = mapStore([parent, retried]);
-    followFamilySync(retried, ending(retried, 'success'), store.io);
-    expect(store.writes).toEqual([]);
+    followFamilySync([{ current: retried, write: ending(retried, 'success') }], store.io);
+    expect(store.rows.get(PARENT)).toBe(parent);
   });
 
   it("under 'fail' a failed child fails the parent and cancels its unsettled siblings, which count as settled", () => {
     const parent = waitingParent(3, 0, 'fail');
     const failing = child(1);
     const store = mapStore([parent, failing, child(2, 'pending'), child(3, 'running')]);
-    followFamilySync(failing, ending(failing, 'failed'), store.io);
+    followFamilySync([{ current: failing, write: ending(failing, 'failed') }], store.io);
     expect(store.rows.get(PARENT)).toMatchObject({
       status: 'failed',
       reason: 'CHILD_FAILED',
@@ -136,15 +145,40 @@ describe('the family walk', () => {
     const cancel = transition(parent, { type: 'cancel', actor: 'o', reason: 'OPERATOR_STOP' }, 5);
     if (!cancel.ok) throw new Error('refused');
     store.rows.set(PARENT, cancel.run);
-    followFamilySync(parent, { run: cancel.run, history: [cancel.history], events: [] }, store.io);
+    followFamilySync(
+      [{ current: parent, write: { run: cancel.run, history: [cancel.history], events: [] } }],
+      store.io,
+    );
     expect(store.rows.get(middle.runId)).toMatchObject({ status: 'cancelled', reason: 'PARENT_CANCELLED' });
     expect(store.rows.get(grandchild.runId)).toMatchObject({ status: 'cancelled', reason: 'PARENT_CANCELLED' });
     expect(store.rows.get(PARENT)?.children).toEqual(counts(1, 1));
   });
 
-  it('leaves a parent that counts no more children alone', () => {
-    expect(planChildSettled(waitingParent(1, 1), child(1, 'success'), 'w', 5)).toBeNull();
-    expect(planChildSettled(runIn('pending'), child(1, 'success'), 'w', 5)).toBeNull();
+  it('counts no more children than a parent started, and moves a parent only when its counts call for it', () => {
+    expect(countChildren(waitingParent(1, 1), 1, 5)).toBeNull();
+    expect(countChildren(runIn('pending'), 1, 5)).toBeNull();
+    expect(countChildren(waitingParent(3, 1), 5, 5)?.children).toEqual(counts(3, 3));
+    expect(planParentMove(waitingParent(2, 1), child(1, 'success'), 'w', 5)).toBeNull();
+    expect(planParentMove(waitingParent(2, 2), child(1, 'success'), 'w', 5)?.run).toMatchObject({ status: 'pending' });
+  });
+});
+
+describe('the family walk over many writes', () => {
+  it('counts the children of one parent a batch settled with one step, and wakes the parent once', () => {
+    const parent = waitingParent(3, 0);
+    const running = [child(1), child(2), child(3)];
+    const store = mapStore([parent, ...running]);
+    followFamilySync(
+      running.map((run) => ({ current: run, write: ending(run, 'success') })),
+      store.io,
+    );
+    expect(store.counts).toEqual([3]);
+    expect(store.rows.get(PARENT)).toMatchObject({
+      status: 'pending',
+      reason: 'CHILDREN_SETTLED',
+      children: counts(3, 3),
+    });
+    expect(store.writes.map((w) => w.run.reason)).toEqual(['CHILDREN_SETTLED']);
   });
 });
 

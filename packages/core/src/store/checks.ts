@@ -18,11 +18,10 @@ export function checkWrite(current: RunRecord, write: RunWrite): void {
 }
 
 /**
- * A write without history (a lease renewal, a budget reservation, a settled child counted on its parent) may change
- * only the lease's expiry, the model call count, the children counter and `updatedAt`. Stores rely on it: every other
- * change raises the revision, so comparing the revision, the lease expiry and the model call count tells whether a
- * row is still the one a plan saw. The children counter changes only under the row's lock, in the transaction of a
- * child's settle, and only while the parent holds no lease (no guarded write of a page can target it then).
+ * A write without history (a lease renewal, a budget reservation) may change only the lease's expiry, the model
+ * call count and `updatedAt`. Stores rely on it: every other change raises the revision, so comparing the revision,
+ * the lease expiry and the model call count tells whether a row is still the one a plan saw. (A parent's children
+ * counter is raised by the store's count step, `CountedParent`, while the parent holds no lease.)
  */
 /** Equal as stored: the same value, or JSON values with the same text (a store may hand plans a copy). */
 function sameValue(a: unknown, b: unknown): boolean {
@@ -32,13 +31,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 function checkQuietWrite(current: RunRecord, next: RunRecord): void {
   for (const key of Object.keys(next) as (keyof RunRecord)[]) {
-    if (
-      key === 'lease' ||
-      key === 'modelCallsUsed' ||
-      key === 'updatedAt' ||
-      key === 'children' ||
-      sameValue(next[key], current[key])
-    ) {
+    if (key === 'lease' || key === 'modelCallsUsed' || key === 'updatedAt' || sameValue(next[key], current[key])) {
       continue;
     }
     throw new Error(`internal: a write without history changes ${key}`);

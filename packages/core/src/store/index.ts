@@ -18,14 +18,17 @@ export {
 export type { ResolvedDefinition } from '../machine/definition.js';
 export { claimEvent, recordDelivery, releaseEvent, replayEvent } from '../machine/event-machine.js';
 export {
+  type AppliedWrite,
   type AsyncFamilyIo,
+  type CountedParent,
   childKeyTaken,
+  countChildren,
   type FamilyIo,
   type FamilyStep,
   familySteps,
   followFamily,
   followFamilySync,
-  planChildSettled,
+  planParentMove,
   touchesFamily,
 } from '../machine/family.js';
 export {

@@ -21,13 +21,14 @@ export function familyWrites(writes: readonly PendingWrite[], landed: ReadonlySe
 }
 
 /**
- * Walks what each family write leads to (core's `followFamily`) in the open transaction: rows read `FOR UPDATE`, one
- * write at a time, children inserted (a taken key fails the transaction with `IDEMPOTENCY_CONFLICT`). Answers the
+ * Walks what the family writes lead to (core's `followFamily`, all of them at once, so the children of one parent
+ * are counted in one statement) in the open transaction: rows read `FOR UPDATE`, one write at a time, children
+ * inserted (a taken key fails the transaction with `IDEMPOTENCY_CONFLICT`). Answers the
  * namespaces whose workers the walk left work for (woken children, a woken parent).
  */
 export async function followFamilies(run: Run, tables: Tables, writes: readonly PendingWrite[]): Promise<Set<string>> {
   const wake = new Set<string>();
-  for (const { current, write } of writes) await followFamily(current, write, familyIo(run, tables, wake));
+  await followFamily(writes, familyIo(run, tables, wake));
   return wake;
 }
 
@@ -35,6 +36,20 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
   const columns = columnList(docketRuns);
   const rowsToRuns = (rows: unknown[]) => (rows as RunRow[]).map(rowToRun);
   return {
+    async count(namespace, parentRunId, by, now) {
+      const settled = "(children::jsonb ->> 'settled')::int";
+      const total = "(children::jsonb ->> 'total')::int";
+      const rows = (await run({
+        text: `UPDATE ${tables.runs}
+          SET children = jsonb_set(children::jsonb, '{settled}', to_jsonb(least(${settled} + $4, ${total})))::text,
+            updated_at = $3
+          WHERE namespace = $1 AND run_id = $2 AND children IS NOT NULL AND ${settled} < ${total}
+          RETURNING status, children`,
+        params: [namespace, parentRunId, now, by],
+      })) as { status: RunRecord['status']; children: string }[];
+      const row = rows[0];
+      return row === undefined ? null : { status: row.status, children: JSON.parse(row.children) };
+    },
     async read(namespace, runId) {
       const rows = await run({
         text: `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1 AND run_id = $2 FOR UPDATE`,

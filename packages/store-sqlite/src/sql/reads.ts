@@ -44,6 +44,8 @@ export interface ReadStatements {
   listChildren: Database.Statement<[string, string, number], unknown[]>;
   /** The children of a parent that are not terminal, in id order: the cancel cascade's rows. */
   unsettledChildren: Database.Statement<[string, string], unknown[]>;
+  /** The family walk's count step (`CountedParent`): `by`, `now`, `namespace`, `run_id`; answers the parent after it. */
+  countChildren: Database.Statement<[number, number, string, string], { status: string; children: string }>;
 }
 
 /** The reads' statements, prepared once per connection; every one on a hot path is served by an index. */
@@ -98,6 +100,13 @@ export function readStatements(db: Database.Database): ReadStatements {
          WHERE namespace = ? AND parent_run_id = ? AND status NOT IN ('success', 'failed', 'cancelled') ORDER BY run_id`,
       )
       .raw(true),
+    countChildren: db.prepare(
+      `UPDATE docket_runs
+       SET children = json_set(children, '$.settled', min(children ->> '$.settled' + ?, children ->> '$.total')),
+         updated_at = ?
+       WHERE namespace = ? AND run_id = ? AND children IS NOT NULL AND children ->> '$.settled' < children ->> '$.total'
+       RETURNING status, children`,
+    ),
   };
 }
 

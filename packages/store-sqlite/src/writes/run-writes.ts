@@ -1,4 +1,5 @@
 import {
+  type CountedParent,
   checkWrite,
   childKeyTaken,
   eventParams,
@@ -27,7 +28,7 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   const family = touchesFamily(current, write);
   if (family && write.children !== undefined) assertKeysFree(s, write.children);
   if (!applyOne(s, current, write)) return false;
-  if (family) followFamilySync(current, write, familyIo(s));
+  if (family) followFamilySync([{ current, write }], familyIo(s));
   return true;
 }
 
@@ -50,6 +51,10 @@ function applyOne(s: Statements, current: RunRecord, write: RunWrite): boolean {
 /** How the family walk reads and writes other runs in the open transaction. */
 function familyIo(s: Statements) {
   return {
+    count(namespace: string, parentRunId: string, by: number, now: number): CountedParent | null {
+      const row = s.reads.countChildren.get(by, now, namespace, parentRunId);
+      return row ? { status: row.status as RunRecord['status'], children: JSON.parse(row.children) } : null;
+    },
     read(namespace: string, runId: string): RunRecord | null {
       const row = s.selectRun.get(namespace, runId);
       return row ? rowToRun(row) : null;

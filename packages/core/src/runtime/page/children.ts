@@ -80,12 +80,11 @@ function prepareChild(
   if (handle === undefined || handle.engine !== engine) {
     throw contractError(parent, `${where}.task must be a task queue.define returned in this queue`);
   }
-  const start = {
-    ...input,
-    idempotencyKey: (input as { idempotencyKey?: unknown }).idempotencyKey ?? childKey(parent, index),
-  };
   try {
-    const prepared = prepareStart(engine, handle.registered.definition, start, 'ctx.next', traceParent);
+    const prepared = prepareStart(engine, handle.registered.definition, input, 'ctx.next', traceParent);
+    // A derived key names this one child of this page, which commits once: no input is ever compared with it, so it
+    // stores no input hash (as a start without a key), and costs no hashing.
+    if (prepared.run.idempotencyKey === null) prepared.run.idempotencyKey = childKey(parent, index);
     prepared.run.parent = { runId: parent.runId, page: parent.page };
     return { run: prepared.run, history: prepared.history };
   } catch (error) {

@@ -1,5 +1,5 @@
 import { summarizeError } from '../../machine/run-error.js';
-import type { RunError } from '../../machine/run-types.js';
+import { isTerminal, type RunError } from '../../machine/run-types.js';
 import type { RunWrite, Store } from '../../store/contract.js';
 import type { Json } from '../../util/json.js';
 import { KeyTable } from '../../util/key-table.js';
@@ -214,7 +214,13 @@ export class Engine {
     if (write.run.status === 'failed') this.logFailed(write);
     if (write.events.length > 0) this.eventsWritten();
     if (write.run.status === 'retrying' && write.run.dueAt !== null) this.wakeAtTime(write.run.dueAt);
-    if (write.run.status === 'pending') this.wake();
+    // Children made pending, or a child's settle that may have woken its parent (in the store's same transaction).
+    if (
+      write.run.status === 'pending' ||
+      write.children !== undefined ||
+      (write.run.parent !== null && isTerminal(write.run.status))
+    )
+      this.wake();
   }
 
   /** Logs a run that ended `failed` (at `warn`), with its query and state only under `logPayloads`. */

@@ -1,4 +1,4 @@
-import { childKeyTaken, followFamilySync, touchesFamily } from '../../machine/family.js';
+import { childKeyTaken, countChildren, followFamilySync, touchesFamily } from '../../machine/family.js';
 import { DEFAULT_GROUP } from '../../machine/flow.js';
 import { type CallbackEventRecord, type HistoryEntry, isTerminal, type RunRecord } from '../../machine/run-types.js';
 import type { NewChildRun } from '../../machine/run-write.js';
@@ -54,7 +54,14 @@ export class MemoryState {
     if (write.children !== undefined) this.assertKeysFree(write.children);
     this.applyOne(write);
     if (before === undefined || !touchesFamily(before, write)) return;
-    followFamilySync(clone(before), write, {
+    followFamilySync([{ current: clone(before), write }], {
+      count: (namespace, parentRunId, by, now) => {
+        const parent = this.runs.get(key(namespace, parentRunId));
+        const counted = parent === undefined ? null : countChildren(parent, by, now);
+        if (counted === null) return null;
+        this.runs.set(key(namespace, parentRunId), counted);
+        return { status: counted.status, children: clone(counted.children as NonNullable<RunRecord['children']>) };
+      },
       read: (namespace, runId) => {
         const run = this.runs.get(key(namespace, runId));
         return run === undefined ? null : clone(run);

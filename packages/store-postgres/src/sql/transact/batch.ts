@@ -186,8 +186,10 @@ async function transactAlone(item: TransactItem, tables: Tables, transaction: Tr
 type Settled = { ok: true; value: unknown; run: RunRecord | null } | { ok: false; error: unknown };
 
 /**
- * What a plan of a batch of several gets when its write also writes other runs (`touchesFamily`): it is decided
- * again in a transaction of its own after the batch, so that a child key already taken fails its commit alone.
+ * What a plan of a batch of several gets when its write creates children: it is decided again in a transaction of its
+ * own after the batch, so that a child key already taken fails its commit alone. Other family writes (a child's
+ * settle counted on its parent, a cancel's cascade) stay in the batch: `applyLockedWrites` follows them there, and
+ * many children of one parent settle under one lock of its row and one commit.
  */
 const ALONE = Symbol('alone');
 
@@ -243,7 +245,7 @@ async function runPlans(
       if (write !== null) {
         if (current === null) throw new Error('internal: write for a missing run');
         checkWrite(current, write);
-        if (batch.length > 1 && touchesFamily(current, write)) {
+        if (batch.length > 1 && write.children !== undefined) {
           settled[index] = { ok: false, error: ALONE };
           continue;
         }

@@ -1,0 +1,123 @@
+// Child-run measurements, one per process: `node family-scenarios.mjs <name> <json args>` prints one JSON line. On a
+// fresh SQLite file, or a fresh PostgreSQL schema when `url` is given (dropped at the end). No-op handlers, as in
+// scenarios.mjs.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQueue } from '@docket/core';
+import { postgresStore } from '@docket/store-postgres';
+import { sqliteStore } from '@docket/store-sqlite';
+import pg from 'pg';
+import { latch, payload } from './common.mjs';
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+
+/** A fresh store (and what drops it): a SQLite file, or a PostgreSQL schema of its own. */
+async function freshStore(url) {
+  if (url === undefined) {
+    const filename = join(mkdtempSync(join(tmpdir(), 'docket-bench-family-')), 'bench.sqlite');
+    return { store: sqliteStore({ filename }), drop: async () => {} };
+  }
+  const schema = `bench_family_${process.pid}`;
+  const admin = async (text) => {
+    const client = new pg.Client(url);
+    await client.connect();
+    await client.query(text);
+    await client.end();
+  };
+  await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  return {
+    store: postgresStore({ connectionString: url, schema }),
+    drop: () => admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
+  };
+}
+
+/**
+ * A queue with the `leaf` task (no-op, `onLeaf` told of each page) and the `fanout` task whose first page starts `n`
+ * leaves and whose second page tells `onParentDone`.
+ */
+async function openFamily(url, concurrency, onLeaf, onParentDone = () => {}) {
+  const { store, drop } = await freshStore(url);
+  const queue = createQueue({ store, runtime: { mode: 'all', concurrency }, logger: false });
+  const leaf = queue.define(
+    { name: 'leaf', version: '1' },
+    {
+      execute(ctx) {
+        onLeaf();
+        return ctx.end();
+      },
+    },
+  );
+  const fanout = queue.define(
+    { name: 'fanout', version: '1' },
+    {
+      execute(ctx) {
+        if (ctx.page > 1) {
+          onParentDone();
+          return ctx.end();
+        }
+        const children = Array.from({ length: ctx.query.n }, (_, i) => ({ task: leaf, query: payload(i) }));
+        return ctx.next(null, { children });
+      },
+    },
+  );
+  await queue.ready();
+  return { queue, leaf, fanout, drop };
+}
+
+/**
+ * One parent with `n` no-op children, from its start to its success: answers the time, and the settle rate of the
+ * last 10% of the children against the first 10% (from their `updatedAt`, the settle's time).
+ */
+async function fanout({ n, concurrency, url }) {
+  const family = await openFamily(url, concurrency, () => {});
+  const t = performance.now();
+  const { runId } = await family.fanout.start({ query: { n } });
+  const info = await family.fanout.wait(runId, { timeoutMs: 600_000 });
+  const ms = performance.now() - t;
+  if (info?.status !== 'success') throw new Error(`the parent ended ${info?.status}`);
+  const settles = [];
+  let cursor;
+  do {
+    const slice = await family.queue.operator.runs.list({
+      parentRunId: runId,
+      limit: 200,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const child of slice.items) settles.push(Date.parse(child.updatedAt));
+    cursor = slice.nextCursor ?? undefined;
+  } while (cursor);
+  settles.sort((a, b) => a - b);
+  const tenth = Math.max(2, Math.floor(settles.length / 10));
+  const span = (list) => Math.max(1, list.at(-1) - list[0]);
+  const firstRate = (tenth - 1) / span(settles.slice(0, tenth));
+  const lastRate = (tenth - 1) / span(settles.slice(-tenth));
+  await family.queue.close();
+  await family.drop();
+  return { ms: Math.round(ms), rate: Math.round((n + 1) / (ms / 1000)), lastAgainstFirst: lastRate / firstRate };
+}
+
+/** `n` independent no-op runs and one more, all started at once, until the last succeeded: answers the time. */
+async function independent({ n, concurrency, url }) {
+  const all = latch();
+  let done = 0;
+  const family = await openFamily(url, concurrency, () => {
+    if (++done === n + 1) all.open();
+  });
+  const t = performance.now();
+  for (let i = 0; i <= n; i += 1000) {
+    const inputs = [];
+    for (let j = i; j < Math.min(n + 1, i + 1000); j++) inputs.push({ query: payload(j) });
+    await family.leaf.startMany(inputs);
+  }
+  await all.done;
+  const ms = performance.now() - t;
+  await family.queue.close();
+  await family.drop();
+  return { ms: Math.round(ms), rate: Math.round((n + 1) / (ms / 1000)) };
+}
+
+const scenarios = { fanout, independent };
+process.stdout.write(`${JSON.stringify(await scenarios[name](args))}\n`);
+process.exit(0);
