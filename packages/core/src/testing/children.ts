@@ -222,6 +222,9 @@ export function childrenSuite<Tx>(factory: HarnessFactory<Tx>): void {
           'HANDLER_CONTRACT_INVALID',
         ]);
         expect(await childrenOf(queue, runId)).toEqual([]);
+        await expect(queue.operator.runs.list({ parentRunId: 'not-a-run-id' })).rejects.toMatchObject({
+          code: 'CONFIG_INVALID',
+        });
         await queue.close();
       }
     });
