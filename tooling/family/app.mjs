@@ -4,6 +4,8 @@
 // store fixtures pass in their own `createQueue` and store (plain JavaScript importing no package, like
 // tooling/flow/app.mjs).
 
+import { runFlowWorker } from '../flow/app.mjs';
+
 /** The queue options every family worker shares: short polls and leases (a killed worker's runs come back soon). */
 export const FAMILY_PROTOCOL = { pollMs: 20, leaseMs: 3000, heartbeatMs: 1000, recoveryLimit: 1000 };
 
@@ -69,12 +71,5 @@ export async function familyWorkerMain({ createQueue, store, workerId, mode }) {
     return mode === 'kill-last-leaf' && index === count - 1 ? die : null;
   };
   defineFamilyTasks(queue, { onLeaf });
-  await queue.ready();
-  process.stdout.write('ready\n');
-  process.on('SIGTERM', () => {
-    queue.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  });
+  await runFlowWorker(queue);
 }

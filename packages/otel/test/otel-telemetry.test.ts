@@ -55,8 +55,8 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
     for (const fn of cleanups.splice(0).reverse()) await fn();
   });
 
-  /** A queue on a fresh store with `otelTelemetry` on the given SDK. */
-  async function openQueue(sdk: ReturnType<typeof inMemorySdk>) {
+  /** A queue on a fresh store with `otelTelemetry` on the given SDK, closed after the test; no task defined yet. */
+  function tracedQueue(sdk: ReturnType<typeof inMemorySdk>): Queue {
     const queue: Queue = createQueue({
       store: store.open(cleanups),
       protocol: { pollMs: 10 },
@@ -64,6 +64,12 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
       telemetry: otelTelemetry({ tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider }),
     });
     cleanups.push(() => queue.close());
+    return queue;
+  }
+
+  /** `tracedQueue` with the `traced` task, ready. */
+  async function openQueue(sdk: ReturnType<typeof inMemorySdk>) {
+    const queue = tracedQueue(sdk);
     const appTracer = sdk.tracerProvider.getTracer('app');
     const task = queue.define<{ pages: number; fail?: boolean }, { page: number }>(
       { name: 'traced', version: '3' },
@@ -119,13 +125,7 @@ describe.each(STORES)('otelTelemetry with the SDK and its in-memory exporters on
   it("links a child run's page span to the page span of the parent page that started it", async () => {
     const sdk = inMemorySdk();
     cleanups.push(() => sdk.shutdown());
-    const queue: Queue = createQueue({
-      store: store.open(cleanups),
-      protocol: { pollMs: 10 },
-      logger: false,
-      telemetry: otelTelemetry({ tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider }),
-    });
-    cleanups.push(() => queue.close());
+    const queue = tracedQueue(sdk);
     const leaf = queue.define({ name: 'leaf', version: '1' }, { execute: (ctx) => ctx.end() });
     const fan = queue.define(
       { name: 'fan', version: '1' },
