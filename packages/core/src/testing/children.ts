@@ -6,7 +6,16 @@ import type { BatchTask } from '../runtime/task/batch-task.js';
 import type { ExecuteContext, TaskHandlers } from '../runtime/task/handlers.js';
 import type { Json } from '../util/json.js';
 import { NonRetryableError } from '../util/retry-errors.js';
-import { type Area, type ConformanceHarness, describeArea, type HarnessFactory, waitForStatus } from './harness.js';
+import {
+  type Area,
+  type ConformanceHarness,
+  describeArea,
+  type HarnessFactory,
+  type ManualClock,
+  manualClock,
+  waitFor,
+  waitForStatus,
+} from './harness.js';
 
 /** A child's handler: `'fail'` fails at once, `'hang'` waits until its signal aborts, anything else succeeds. */
 type ChildQuery = { n: number; mode?: 'fail' | 'hang' };
@@ -22,12 +31,13 @@ interface ParentPlan {
 async function familyQueue<Tx>(
   area: Area<Tx>,
   plan: ParentPlan,
-  options: { deadlineMs?: number; harness?: ConformanceHarness<Tx> } = {},
+  options: { deadlineMs?: number; harness?: ConformanceHarness<Tx>; clock?: ManualClock } = {},
 ) {
   const h = options.harness ?? (await area.harness());
   const queue: Queue<Tx> = createQueue<Tx>({
     store: h.store,
     logger: false,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
     // A child cancelled by its parent while its page runs learns it at its next heartbeat: soon, in these tests.
     protocol: { pollMs: 10, heartbeatMs: 1000 },
     defaults: { policy: { attempts: 1, backoff: { baseMs: 1, maxMs: 5 } } },
@@ -171,6 +181,32 @@ export function childrenSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(cancelled.reason).toBe('DEADLINE');
       const children = await childrenOf(queue, runId);
       for (const child of children) expect(child).toMatchObject({ status: 'cancelled', reason: 'PARENT_CANCELLED' });
+    });
+
+    it('a scheduled parent fans out; its children keep the priority and group they were given', async () => {
+      const clock = manualClock(Date.parse('2027-01-04T00:00:30.000Z'));
+      const plan: ParentPlan = {
+        seen: [],
+        children: (child) =>
+          [5, -3, 0].map((priority, n) => ({ task: child, query: { n }, priority, group: `tenant-${n}` })),
+      };
+      const { queue, parent } = await familyQueue(area, plan, { clock });
+      await parent.schedule('hourly-digest', { cron: '* * * * *', query: null });
+      clock.set(Date.parse('2027-01-04T00:01:00.000Z'));
+      const fired = await waitFor(
+        async () => (await queue.operator.runs.list({ taskName: 'parent' })).items[0],
+        'the slot',
+      );
+      const done = await waitForStatus(parent, fired.runId, 'success');
+      expect(done.trigger).toMatchObject({ schedule: 'hourly-digest' });
+      expect(done.children).toEqual({ total: 3, settled: 3 });
+      const children = await childrenOf(queue, fired.runId);
+      expect(children.map((c) => [c.priority, c.group])).toEqual([
+        [5, 'tenant-0'],
+        [-3, 'tenant-1'],
+        [0, 'tenant-2'],
+      ]);
+      expect(plan.seen[0]).toHaveLength(3);
     });
 
     it('gives each child without a key child:<parentRunId>:<page>:<index>, and a key already taken fails the parent with no child made', async () => {
