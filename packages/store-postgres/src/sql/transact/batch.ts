@@ -14,8 +14,10 @@ import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../../connection.js';
 import { classify, OutcomeTracker, sqlState, statementRefused } from '../../errors.js';
 import { Batcher, type Queued } from '../../wire/micro-batcher.js';
-import { notifyText, preparedCall } from '../../wire/prepared-calls.js';
-import { type Session, writeInOneMessage } from '../../wire/session.js';
+import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
+import { BEGIN, type Session, sendParts, writeInOneMessage } from '../../wire/session.js';
+import type { Statement } from '../../wire/statement.js';
+import { familyWrites, followFamilies } from '../../writes/family.js';
 import {
   applyLockedWrites,
   applyRunWrites,
@@ -130,8 +132,8 @@ async function writeInOneTrip(
       // per run of a batch was one more promise and one more turn of the microtask queue each.
       const planned = item.plan(undefined as never, remembered);
       const { write, value } = (isThenable(planned) ? await planned : planned) as PlanResult<unknown>;
-      // A write that also writes other runs (children, a parent) needs their rows read: the ordinary path's.
-      if (write === null || touchesFamily(remembered, write)) rest.push(item);
+      // A write that creates children goes to the ordinary path: a child key already taken must fail it alone.
+      if (write === null || write.children !== undefined) rest.push(item);
       else guarded.push({ item, current: remembered, write, value });
     } catch {
       rest.push(item);
@@ -139,12 +141,12 @@ async function writeInOneTrip(
   }
   if (guarded.length === 0) return rest;
   const write = preparedCall(runWritesStatement(tables, guarded));
-  const notify = [...wakeNamespaces(guarded)].map((ns) => notifyText(tables.channel, ns));
   const outcome = new OutcomeTracker();
-  outcome.committing();
   let landed: Set<string>;
   try {
-    landed = await writeInOneMessage(session, write, notify);
+    landed = guarded.some((g) => touchesFamily(g.current, g.write))
+      ? await writeWithFamilies(session, tables, guarded, write, outcome)
+      : await writeGuardedInOneMessage(session, tables, guarded, write, outcome);
   } catch (error) {
     for (const { item } of guarded) known.forget(item.runId);
     const classified = classify(error, outcome, 'store.transact', {});
@@ -166,6 +168,45 @@ async function writeInOneTrip(
     }
   }
   return rest;
+}
+
+/** The guarded writes, their notifications and the COMMIT in one message: answers the ids that landed. */
+function writeGuardedInOneMessage(
+  session: Session,
+  tables: Tables,
+  guarded: readonly PendingWrite[],
+  write: PreparedCall,
+  outcome: OutcomeTracker,
+): Promise<Set<string>> {
+  const notify = [...wakeNamespaces(guarded)].map((ns) => notifyText(tables.channel, ns));
+  outcome.committing();
+  return writeInOneMessage(session, write, notify);
+}
+
+/**
+ * The guarded writes when some of them settle children (or end a parent): the write first, then what the writes that
+ * landed lead to (`followFamilies`: their parents counted, one statement per parent, and moved when the count calls
+ * for it), on the same connection with prepared statements, then the notifications and the COMMIT. Answers the ids
+ * that landed. Until the COMMIT is sent nothing is committed: a failure before it leaves every call to the ordinary
+ * path.
+ */
+async function writeWithFamilies(
+  session: Session,
+  tables: Tables,
+  guarded: readonly PendingWrite[],
+  write: PreparedCall,
+  outcome: OutcomeTracker,
+): Promise<Set<string>> {
+  return session(async (send) => {
+    const results = await sendParts(send, [...BEGIN, write]);
+    const landed = new Set((results[BEGIN.length] as { run_id: string }[]).map((row) => row.run_id));
+    const run = async (statement: Statement) => (await sendParts(send, [preparedCall(statement)]))[0] ?? [];
+    const wake = await followFamilies(run, tables, familyWrites(guarded, landed));
+    for (const namespace of wakeNamespaces(guarded, landed)) wake.add(namespace);
+    outcome.committing();
+    await sendParts(send, [...[...wake].map((ns) => notifyText(tables.channel, ns)), 'COMMIT']);
+    return landed;
+  });
 }
 
 /** One pure plan in a transaction of its own, after its batch's transaction was refused: its own outcome. */
