@@ -4,6 +4,20 @@ import PlainCountReporter from './tooling/config/vitest-reporter.ts';
 
 const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
 
+/**
+ * The files that spawn worker processes, a browser or the examples' scripts, or run trials whose figures depend on
+ * having the machine: they run one at a time, after the others (which run two at a time).
+ */
+const ALONE = [
+  'packages/*/test/*multi-process.test.ts',
+  'packages/*/test/chaos.test.ts',
+  'packages/store-postgres/test/server.test.ts',
+  'packages/dashboard/test/browser.test.ts',
+  'packages/examples/test/lifecycle.scenarios.test.ts',
+  'packages/examples/test/script-output.test.ts',
+  'packages/examples/test/terminal-wait.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // Tests run against the sources of sibling packages, so a stale dist/ never hides a change.
@@ -23,7 +37,6 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // Type tests (*.test-d.ts): the public API's types as users see them, checked by tsc within `pnpm test`.
     typecheck: {
       enabled: true,
@@ -38,5 +51,27 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', ...ALONE],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          typecheck: { enabled: false },
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
