@@ -163,10 +163,15 @@ export function countChildren(parent: RunRecord, by: number, now: number): RunRe
 
 /** How a synchronous store answers the family walk's steps (memory, SQLite). */
 export interface FamilyIo {
+  /** The `count` step: counts `by` settled children on the parent (`CountedParent`), or answers `null`. */
   count(namespace: string, parentRunId: string, by: number, now: number): CountedParent | null;
+  /** The `read` step: one run, read (and locked) in the open transaction, or `null`. */
   read(namespace: string, runId: string): RunRecord | null;
+  /** The `unsettled` step: a parent's children that are not terminal, in id order. */
   unsettled(namespace: string, parentRunId: string): RunRecord[];
+  /** The `write` step: one conditional write of a row read in this transaction. */
   write(current: RunRecord, write: RunWrite): void;
+  /** The `insert` step: children with their first history entries (a taken key throws `IDEMPOTENCY_CONFLICT`). */
   insert(children: readonly NewChildRun[]): void;
 }
 

@@ -47,9 +47,11 @@ export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
 export {
   type CallbackEventRecord,
+  type ChildCounts,
   copyRun,
   type Lease,
   type ReceivedEvent,
+  type RunParent,
   type RunRecord,
   toRunInfo,
 } from '../machine/run-types.js';
