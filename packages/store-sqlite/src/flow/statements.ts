@@ -20,7 +20,7 @@ export interface FlowStatements {
   groupClaimsSince: Database.Statement<[string, string, string, number], ClaimsRow>;
   claimableGroups: Database.Statement<
     [string, string, string, string, string, string],
-    { group_key: string; last_claimed_at: number | null; hold_until: number | null }
+    { group_key: string; last_claimed_at: number | null }
   >;
   /** The due runs of `count` groups, each group's in claim order up to its limit (see `groupsDueStatement`). */
   groupsDue: (count: number) => Database.Statement<unknown[], unknown[]>;
@@ -75,7 +75,7 @@ export function flowStatements(db: Database.Database): FlowStatements {
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
            WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND group_key > g.k)
          FROM g WHERE g.k IS NOT NULL)
-       SELECT g.k AS group_key, f.last_claimed_at, f.hold_until FROM g
+       SELECT g.k AS group_key, f.last_claimed_at FROM g
        LEFT JOIN docket_flow_groups AS f ON f.namespace = ? AND f.task_name = ? AND f.group_key = g.k
        WHERE g.k IS NOT NULL`,
     ),

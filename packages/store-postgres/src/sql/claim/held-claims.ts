@@ -8,7 +8,6 @@ import {
   type PlanResult,
   type RunRecord,
   type TransactPlan,
-  touchesFamily,
 } from '@docket/core/store';
 import type { PendingWrite } from '../../writes/run-writes.js';
 
@@ -106,7 +105,9 @@ export class HeldClaims {
       if (isThenable(answer)) return undefined;
       planned = answer;
       if (planned.write === null || planned.write.hold !== undefined) return undefined;
-      if (touchesFamily(run.latest, planned.write)) return undefined;
+      // A write that creates children is left out (a child key already taken must fail it alone); a child's settle
+      // is folded, and the commit follows what it leads to (`commitHeld`).
+      if (planned.write.children !== undefined) return undefined;
       checkWrite(run.latest, planned.write);
     } catch {
       return undefined;

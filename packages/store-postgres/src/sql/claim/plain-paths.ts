@@ -11,6 +11,8 @@ import {
   UNFLUSHED_COMMIT,
   writeRowsInOneMessage,
 } from '../../wire/session.js';
+import type { Statement } from '../../wire/statement.js';
+import { familyWrites, followFamilies } from '../../writes/family.js';
 import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../../writes/run-writes.js';
 import type { HeldBatch } from './held-claims.js';
 import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -58,7 +60,7 @@ export function claimHeld(
       if (batch === null) return;
       // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      await sendParts(send, heldCommit(ctx, batch, claim, outcome));
+      await commitHeld(ctx, send, batch, claim, outcome);
       ctx.held.committed(batch, ctx.known);
     }).catch((error) => {
       if (batch === null) {
@@ -127,23 +129,29 @@ async function selectAndHold(
 }
 
 /**
- * The message that ends a held claim: one write of every run it holds (from the row selected to its latest
- * record), the notifications, and `COMMIT`, which waits for the flush only when a settle was folded in.
+ * Ends a held claim: one write of every run it holds (from the row selected to its latest record), the
+ * notifications, and `COMMIT`, which waits for the flush only when a settle was folded in; one message. When a folded
+ * settle settles a child, the write goes first, then what it leads to (its parent counted, and moved when the count
+ * calls for it, `followFamilies`) on the same connection, then the notifications and the COMMIT.
  */
-function heldCommit(
+async function commitHeld(
   ctx: PgContext,
+  send: Send,
   batch: HeldBatch,
   claim: PlainClaim,
   outcome: OutcomeTracker,
-): (string | PreparedCall)[] {
+): Promise<void> {
   const all = ctx.held.close(batch);
   const durability = ctx.held.fusedAny(batch) ? [] : [UNFLUSHED_COMMIT];
-  const notify = [...wakeNamespaces(all)].map((ns) => notifyText(ctx.channel, ns));
+  const write = preparedCall(runWritesStatement(ctx.tables, all, { allLocked: true, claimedFirst: claim }));
+  const wake = wakeNamespaces(all);
+  const family = familyWrites(all, new Set(all.map((w) => w.current.runId)));
+  if (family.length > 0) {
+    await sendParts(send, [...durability, write]);
+    const run = async (statement: Statement) => (await sendParts(send, [preparedCall(statement)]))[0] ?? [];
+    for (const namespace of await followFamilies(run, ctx.tables, family)) wake.add(namespace);
+  }
+  const notify = [...wake].map((ns) => notifyText(ctx.channel, ns));
   outcome.committing();
-  return [
-    ...durability,
-    preparedCall(runWritesStatement(ctx.tables, all, { allLocked: true, claimedFirst: claim })),
-    ...notify,
-    'COMMIT',
-  ];
+  await sendParts(send, family.length > 0 ? [...notify, 'COMMIT'] : [...durability, write, ...notify, 'COMMIT']);
 }
