@@ -8,12 +8,19 @@ import {
   touchesFamily,
 } from '@docket/core/store';
 import { docketRuns } from '../schema.js';
+import { preparedCall } from '../wire/prepared-calls.js';
 import { columnList } from '../wire/recordsets.js';
+import { type Send, sendParts } from '../wire/session.js';
 import type { Statement } from '../wire/statement.js';
 import { insertRunsStatement, type PendingWrite, runWritesStatement, type Tables } from './run-writes.js';
 
 /** Runs one statement in the open transaction and answers its rows. */
 export type Run = (statement: Statement) => Promise<unknown[]>;
+
+/** `Run` on a session's connection, each statement prepared once per connection (see `preparedCall`). */
+export function onSession(send: Send): Run {
+  return async (statement) => (await sendParts(send, [preparedCall(statement)]))[0] ?? [];
+}
 
 /** The writes of a landed set that also write other runs (`touchesFamily`). */
 export function familyWrites(writes: readonly PendingWrite[], landed: ReadonlySet<string>): PendingWrite[] {

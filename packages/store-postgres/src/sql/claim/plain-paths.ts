@@ -11,8 +11,7 @@ import {
   UNFLUSHED_COMMIT,
   writeRowsInOneMessage,
 } from '../../wire/session.js';
-import type { Statement } from '../../wire/statement.js';
-import { familyWrites, followFamilies } from '../../writes/family.js';
+import { familyWrites, followFamilies, onSession } from '../../writes/family.js';
 import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../../writes/run-writes.js';
 import type { HeldBatch } from './held-claims.js';
 import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -148,8 +147,7 @@ async function commitHeld(
   const family = familyWrites(all, new Set(all.map((w) => w.current.runId)));
   if (family.length > 0) {
     await sendParts(send, [...durability, write]);
-    const run = async (statement: Statement) => (await sendParts(send, [preparedCall(statement)]))[0] ?? [];
-    for (const namespace of await followFamilies(run, ctx.tables, family)) wake.add(namespace);
+    for (const namespace of await followFamilies(onSession(send), ctx.tables, family)) wake.add(namespace);
   }
   const notify = [...wake].map((ns) => notifyText(ctx.channel, ns));
   outcome.committing();

@@ -16,8 +16,7 @@ import { classify, OutcomeTracker, sqlState, statementRefused } from '../../erro
 import { Batcher, type Queued } from '../../wire/micro-batcher.js';
 import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Session, sendParts, writeInOneMessage } from '../../wire/session.js';
-import type { Statement } from '../../wire/statement.js';
-import { familyWrites, followFamilies } from '../../writes/family.js';
+import { familyWrites, followFamilies, onSession } from '../../writes/family.js';
 import {
   applyLockedWrites,
   applyRunWrites,
@@ -200,8 +199,7 @@ async function writeWithFamilies(
   return session(async (send) => {
     const results = await sendParts(send, [...BEGIN, write]);
     const landed = new Set((results[BEGIN.length] as { run_id: string }[]).map((row) => row.run_id));
-    const run = async (statement: Statement) => (await sendParts(send, [preparedCall(statement)]))[0] ?? [];
-    const wake = await followFamilies(run, tables, familyWrites(guarded, landed));
+    const wake = await followFamilies(onSession(send), tables, familyWrites(guarded, landed));
     for (const namespace of wakeNamespaces(guarded, landed)) wake.add(namespace);
     outcome.committing();
     await sendParts(send, [...[...wake].map((ns) => notifyText(tables.channel, ns)), 'COMMIT']);
