@@ -1,19 +1,10 @@
 import type { Json } from '../util/json.js';
 import { callbackEventsFor } from './callback-events.js';
+import { awaitsChildren, childrenMove, childrenStarted } from './children-moves.js';
+import { type Decision, type InputOf, moved, notAllowed, type Refusal, refuse } from './moved.js';
 import { retryDelayMs } from './retry-policy.js';
-import {
-  type CallbackEventRecord,
-  copyRun,
-  type HistoryEntry,
-  iso,
-  isTerminal,
-  type Reason,
-  type ReceivedEvent,
-  type RunError,
-  type RunRecord,
-  type RunStatus,
-} from './run-types.js';
-import { assertInTable, type InputType, TRANSITION_TABLE, type TransitionRule } from './transition-table.js';
+import { copyRun, isTerminal, type ReceivedEvent, type RunError, type RunRecord } from './run-types.js';
+import { type InputType, TRANSITION_TABLE, type TransitionRule } from './transition-table.js';
 
 /** Everything that can happen to a stored run; `transition` decides what it does. */
 export type TransitionInput =
@@ -65,18 +56,6 @@ export type CancelReason =
   | 'PARENT_CANCELLED'
   | 'PARENT_FAILED';
 
-/** Why `transition` refused an input. */
-export type Refusal = 'NOT_ALLOWED' | 'TERMINAL' | 'LEASE_LOST' | 'NOT_DUE';
-
-/** The result of `transition`: the next run with its history entry and callback events, or a refusal. */
-export type Decision =
-  | { ok: true; run: RunRecord; history: HistoryEntry; events: CallbackEventRecord[] }
-  | { ok: false; refusal: Refusal; message: string };
-
-function refuse(refusal: Refusal, message: string): Decision {
-  return { ok: false, refusal, message };
-}
-
 /** True when the run's lease exists and has not expired at `now`. */
 export function hasLiveLease(run: RunRecord, now: number): boolean {
   return run.lease !== null && run.lease.expiresAt > now;
@@ -115,28 +94,6 @@ export function transition(run: RunRecord, input: TransitionInput, now: number):
     default:
       return pageEndMove(run, input, now);
   }
-}
-
-type InputOf<T extends TransitionInput['type']> = Extract<TransitionInput, { type: T }>;
-
-/** Completes an allowed move: status, reason, revision + 1, its history entry and the callback events it emits. */
-function moved(
-  run: RunRecord,
-  next: RunRecord,
-  input: TransitionInput,
-  to: RunStatus,
-  reason: Reason,
-  now: number,
-  detail?: Json,
-): Decision {
-  next.status = to;
-  next.reason = reason;
-  next.revision = run.revision + 1;
-  next.updatedAt = now;
-  assertInTable(input.type, run.status, to, reason);
-  const history: HistoryEntry = { seq: next.revision, at: iso(now), from: run.status, to, reason, actor: input.actor };
-  if (detail !== undefined) history.detail = detail;
-  return { ok: true, run: next, history, events: callbackEventsFor(run, next, now) };
 }
 
 /** A waiting run's trigger: its time reached, or an event delivered (valid or refused). */
@@ -238,50 +195,6 @@ function pageEndMove(
       next.dueAt = now;
       return moved(run, next, input, pausing ? 'paused' : 'pending', 'RELEASED', now);
   }
-}
-
-/**
- * A page committed with children: it counts them and waits (`CHILDREN_STARTED`, paused when a pause was asked) with no
- * lease, due only at its deadline, when a claim cancels it (`DEADLINE`).
- */
-function childrenStarted(
-  run: RunRecord,
-  next: RunRecord,
-  input: InputOf<'page_next'>,
-  pausing: boolean,
-  now: number,
-): Decision {
-  const started = input.children as { count: number; childFailure: 'continue' | 'fail' };
-  next.children = {
-    total: (run.children?.total ?? 0) + started.count,
-    settled: run.children?.settled ?? 0,
-    page: run.page,
-    childFailure: started.childFailure,
-  };
-  const detail = { children: started.count, childFailure: started.childFailure };
-  // Paused, it is due at nothing: a resume makes it wait again (due at its deadline) or, all children settled, pending.
-  next.dueAt = pausing ? null : run.deadlineAt;
-  if (pausing) return moved(run, next, input, 'paused', 'PAUSED', now, detail);
-  return moved(run, next, input, 'waiting', 'CHILDREN_STARTED', now, detail);
-}
-
-/** Whether children the run started have not all settled yet. */
-export function awaitsChildren(run: Pick<RunRecord, 'children'>): boolean {
-  return run.children !== null && run.children.settled < run.children.total;
-}
-
-/** A waiting parent's children all settled (`pending`), or one failed under `childFailure: 'fail'` (`failed`). */
-function childrenMove(run: RunRecord, input: InputOf<'children_settled' | 'child_failed'>, now: number): Decision {
-  const next = copyRun(run);
-  if (input.type === 'children_settled') {
-    if (run.status !== 'waiting' || awaitsChildren(run)) return notAllowed(run, input);
-    next.dueAt = now;
-    return moved(run, next, input, 'pending', 'CHILDREN_SETTLED', now, input.detail);
-  }
-  if (run.status !== 'waiting' && run.status !== 'paused') return notAllowed(run, input);
-  next.dueAt = null;
-  next.error = input.error;
-  return moved(run, next, input, 'failed', 'CHILD_FAILED', now, input.detail);
 }
 
 /** A page that threw or timed out: retried with backoff, or `failed` once the page has used its attempts. */
@@ -416,8 +329,12 @@ function retryMove(run: RunRecord, input: InputOf<'retry'>, now: number): Decisi
   return moved(run, next, input, 'pending', 'OPERATOR_RETRY', now, input.detail);
 }
 
-function notAllowed(run: RunRecord, input: TransitionInput): Decision {
-  return refuse('NOT_ALLOWED', `${input.type} is not allowed from ${run.status}`);
-}
-
-export { callbackEventsFor, type InputType, TRANSITION_TABLE, type TransitionRule };
+export {
+  awaitsChildren,
+  callbackEventsFor,
+  type Decision,
+  type InputType,
+  type Refusal,
+  TRANSITION_TABLE,
+  type TransitionRule,
+};

@@ -138,14 +138,13 @@ export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
   claimRankOfRow,
   parseSharedJson,
-  RUN_COLUMNS,
   type RunRow,
   rowToRun,
   runChanges,
   runColumn,
   runParams,
-  runRowOf,
 } from './run-row.js';
+export { RUN_COLUMNS, runRowOf } from './run-row-values.js';
 export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';
 export { rowToTask, TASK_COLUMNS, type TaskRow, taskValues } from './task-row.js';

@@ -4,7 +4,8 @@ import { runIn } from '../../test/run-fixture.js';
 import type { RunRecord } from '../machine/run-types.js';
 import { RUN_STATUSES } from '../machine/run-types.js';
 import { checkWrite } from './checks.js';
-import { RUN_COLUMNS, rowToRun, runChanges, runColumn, runParams, runRowOf } from './run-row.js';
+import { rowToRun, runChanges, runColumn, runParams } from './run-row.js';
+import { RUN_COLUMNS, runRowOf } from './run-row-values.js';
 
 /** Arbitrary changes to a run, each field replaced (or kept) independently. */
 const patch = fc.record(

@@ -3,7 +3,8 @@ import { newRun, startedEntry } from '../machine/new-run.js';
 import { transition } from '../machine/state-machine.js';
 import { EVENT_COLUMNS, eventParams } from '../store/event-row.js';
 import { HISTORY_COLUMNS, historyParams } from '../store/history-row.js';
-import { RUN_COLUMNS, runParams } from '../store/run-row.js';
+import { runParams } from '../store/run-row.js';
+import { RUN_COLUMNS } from '../store/run-row-values.js';
 
 /** The SQL column names of a store's three Docket tables, as its schema (drizzle) declares them. */
 export interface SchemaColumns {
