@@ -33,6 +33,7 @@ export type {
   TraceParent,
   Tracer,
 } from './runtime/observe/telemetry.js';
+export type { Change, ChangesOptions, ChangesPage } from './runtime/operator/changes.js';
 export type {
   DeadLetter,
   Health,
@@ -62,6 +63,7 @@ export {
   type TransactionOf,
 } from './runtime/queue/create-queue.js';
 export type { Clock, QueueOptions } from './runtime/queue/options.js';
+export type { WatchedChange, WatchOptions } from './runtime/queue/watch.js';
 export type { BatchTask, CancelResult, RunOptions, StartInput, WaitOptions } from './runtime/task/batch-task.js';
 export type { TaskDefinition } from './runtime/task/definition.js';
 export type { DeliverResult } from './runtime/task/deliver-trigger.js';

@@ -20,6 +20,9 @@ export interface QualifiedTables {
   schedules: SQL;
   runCounts: SQL;
   settledMinutes: SQL;
+  /** The changes feed and its floors. */
+  changes: SQL;
+  feedFloors: SQL;
 }
 
 /** The qualified table names of a store's `schema` and its notification channel. */
@@ -46,6 +49,8 @@ export class PgContext {
   /** The same tables as SQL fragments. */
   readonly q: QualifiedTables;
   readonly channel: string;
+  /** The qualified name of the function that gives feed entries their positions (migration 0010). */
+  readonly sequencer: string;
   /** The open connection, or `null` before `open()` and after the last `close()`. */
   connection: PostgresConnection | null = null;
   /** Runs this process last wrote, as it wrote them (core's `KnownRuns`). */
@@ -95,7 +100,10 @@ export class PgContext {
       schedules: sql.raw(name('docket_schedules')),
       runCounts: sql.raw(name('docket_run_counts')),
       settledMinutes: sql.raw(name('docket_settled_minutes')),
+      changes: sql.raw(name('docket_changes')),
+      feedFloors: sql.raw(name('docket_feed_floors')),
     };
+    this.sequencer = `"${schema}"."docket_sequence_changes"`;
   }
 
   /** The drizzle database of the open connection; `CONNECTION_UNAVAILABLE` when the store is not open. */

@@ -5,6 +5,7 @@ import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
+import { readChanges, trimChanges } from './sql/changes.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
@@ -99,6 +100,8 @@ export function createPostgresStore(
       listChildren: classified('store.listChildren', listChildren),
       runCommand,
       collect,
+      readChanges: classified('operator.changes', readChanges),
+      trimChanges: classified('operator.maintenance.collect', trimChanges),
     }),
     subscribe: (listener, log) => subscribe(ctx, listener, log),
     healthReasons: () => (ctx.listenLost === null ? [] : [ctx.listenLost]),

@@ -102,6 +102,41 @@ export const docketHistory = pgTable(
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
 );
 
+/**
+ * The changes feed: one row per history entry, written by the trigger on `docket_history` (migration 0010) with its
+ * staging `id` and no `position`. `docket_sequence_changes()` gives positions later, in commit order (see
+ * docs/postgres-store-internals.md, "The changes feed"); reads are ranges of the partial index on positions.
+ */
+export const docketChanges = pgTable(
+  'docket_changes',
+  {
+    id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    position: bigint('position', { mode: 'number' }),
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    runId: text('run_id').notNull(),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [
+    index('docket_changes_unsequenced').on(t.id).where(sql`${t.position} IS NULL`),
+    index('docket_changes_feed').on(t.namespace, t.position).where(sql`${t.position} IS NOT NULL`),
+    index('docket_changes_task').on(t.namespace, t.taskName, t.position).where(sql`${t.position} IS NOT NULL`),
+  ],
+);
+
+/** The feed's one head row: the last position given. Sequencers take turns on its row lock. */
+export const docketFeed = pgTable('docket_feed', {
+  id: integer('id').primaryKey(),
+  head: bigint('head', { mode: 'number' }).notNull(),
+});
+
+/** Per namespace, the highest feed position retention removed: a cursor below it is `CURSOR_EXPIRED`. */
+export const docketFeedFloors = pgTable('docket_feed_floors', {
+  namespace: text('namespace').primaryKey(),
+  floor: bigint('floor', { mode: 'number' }).notNull(),
+});
+
 /** One row per callback event. */
 export const docketEvents = pgTable(
   'docket_events',

@@ -95,6 +95,30 @@ export const docketHistory = sqliteTable(
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
 );
 
+/**
+ * The changes feed: one row per history entry, its rowid `position` given by the single writer in commit order
+ * (AUTOINCREMENT: never reused, even once retention removed the newest rows). `docket_changes_namespace` is
+ * `(namespace, position)`, since an index ends with the rowid: a feed read is a range of it.
+ */
+export const docketChanges = sqliteTable(
+  'docket_changes',
+  {
+    position: integer('position').primaryKey({ autoIncrement: true }),
+    namespace: text('namespace').notNull(),
+    taskName: text('task_name').notNull(),
+    taskVersion: text('task_version').notNull(),
+    runId: text('run_id').notNull(),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [index('docket_changes_namespace').on(t.namespace), index('docket_changes_task').on(t.namespace, t.taskName)],
+);
+
+/** Per namespace, the highest feed position retention removed: a cursor below it is `CURSOR_EXPIRED`. */
+export const docketFeedFloors = sqliteTable('docket_feed_floors', {
+  namespace: text('namespace').primaryKey(),
+  floor: integer('floor').notNull(),
+});
+
 /** One row per callback event (`runId:page:kind`). */
 export const docketEvents = sqliteTable(
   'docket_events',

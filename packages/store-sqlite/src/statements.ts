@@ -12,6 +12,7 @@ import type Database from 'better-sqlite3';
 import { GroupLists } from './flow/group-lists.js';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
+import { type ChangeStatements, changeStatements } from './sql/changes.js';
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
 import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
@@ -35,6 +36,7 @@ export class Statements {
   readonly start: StartStatements;
   readonly callbackEvents: CallbackEventStatements;
   readonly collect: CollectStatements;
+  readonly changes: ChangeStatements;
   readonly reads: ReadStatements;
   readonly definitions: DefinitionStatements;
   readonly flow: FlowStatements;
@@ -43,6 +45,7 @@ export class Statements {
   readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
   private readonly insertRunValues: Database.Statement<unknown[]>;
   private readonly insertHistoryValues: Database.Statement<unknown[]>;
+  private readonly insertChange: Database.Statement<unknown[]>;
   private readonly updates = new Map<string, Database.Statement>();
   readonly insertEvent: Database.Statement<[EventRow]>;
   readonly selectEvent: Database.Statement<[string, string], EventRow>;
@@ -65,6 +68,7 @@ export class Statements {
     this.start = startStatements(db);
     this.callbackEvents = callbackEventStatements(db);
     this.collect = collectStatements(db);
+    this.changes = changeStatements(db);
     this.reads = readStatements(db);
     this.definitions = definitionStatements(db);
     this.flow = flowStatements(db);
@@ -77,6 +81,9 @@ export class Statements {
     );
     this.insertHistoryValues = db.prepare(
       'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.insertChange = db.prepare(
+      'INSERT INTO docket_changes (namespace, task_name, task_version, run_id, seq) VALUES (?, ?, ?, ?, ?)',
     );
     this.insertEvent = db.prepare(
       `INSERT OR IGNORE INTO docket_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})`,
@@ -110,10 +117,11 @@ export class Statements {
     this.insertRunValues.run(RUN_COLUMNS.map((column) => row[column]));
   }
 
-  /** Inserts one history entry of a run, its values bound by position. */
-  insertHistory(runId: string, entry: HistoryEntry): void {
-    const h = historyParams(runId, entry);
+  /** Inserts one history entry of a run and its changes-feed entry (its position: the next rowid), bound by position. */
+  insertHistory(run: RunRecord, entry: HistoryEntry): void {
+    const h = historyParams(run.runId, entry);
     this.insertHistoryValues.run(h.run_id, h.seq, h.at, h.from_status, h.to_status, h.reason, h.actor, h.detail);
+    this.insertChange.run(run.namespace, run.taskName, run.taskVersion, run.runId, entry.seq);
   }
 
   /**

@@ -26,6 +26,8 @@ export const STORE_VERB_NAMES = [
   'listChildren',
   'runCommand',
   'collect',
+  'readChanges',
+  'trimChanges',
 ] as const satisfies readonly (keyof Store)[];
 
 /** One of `STORE_VERB_NAMES`. */

@@ -11,6 +11,7 @@ import type {
 import type { RunWrite } from '../machine/run-write.js';
 import type { ScheduleRecord } from '../machine/schedule-types.js';
 import type { Json } from '../util/json.js';
+import type { ChangesAnswer, ChangesRequest, TrimChangesRequest } from './changes.js';
 import type {
   CollectRequest,
   CollectResult,
@@ -184,6 +185,18 @@ export interface Store<Tx = unknown> {
    * before `runsBefore`; dead letters before `deadLettersBefore`; command receipts before `runsBefore`.
    */
   collect(request: CollectRequest): Promise<CollectResult>;
+
+  /**
+   * The changes feed: history entries of the namespace after `after`, in commit order (a position every entry gets
+   * in its own commit, ascending across commits), read by an index range whatever the feed's size.
+   */
+  readChanges(request: ChangesRequest): Promise<ChangesAnswer>;
+
+  /**
+   * Feed retention: removes up to `limit` of the oldest entries written before `before` (in position order, stopping
+   * at the first newer one), raises the namespace's floor to the highest position removed, and says how many it removed.
+   */
+  trimChanges(request: TrimChangesRequest): Promise<number>;
 
   /**
    * Optional: calls `listener` soon after another connection or process commits a change, so idle workers wake

@@ -73,6 +73,7 @@ export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
 export { bindVerbs, STORE_VERB_NAMES, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
 export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
+export type { ChangesAnswer, ChangesRequest, StoredChange, TrimChangesRequest } from './changes.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {

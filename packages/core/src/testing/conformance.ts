@@ -6,6 +6,7 @@ import { batchingSuite } from './batching.js';
 import { budgetsSuite } from './budgets.js';
 import { bulkStartsSuite } from './bulk-starts.js';
 import { callbacksSuite } from './callbacks.js';
+import { changesSuite } from './changes.js';
 import { checksSuite } from './checks.js';
 import { childrenSuite } from './children.js';
 import { claimsSuite } from './claims.js';
@@ -61,7 +62,8 @@ export type ConformanceArea =
   | 'schedules'
   | 'stats'
   | 'flow'
-  | 'children';
+  | 'children'
+  | 'changes';
 
 /** One conformance area: its suite and the store verbs it covers (each one is called by the area's tests). */
 export interface AreaSuite {
@@ -97,6 +99,7 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
   flow: { suite: flowSuite, verbs: ['claimDue', 'registerDefinition', 'listTasks', 'runCommand', 'listRuns'] },
   children: { suite: childrenSuite, verbs: ['transact', 'claimDue', 'listChildren', 'listRuns', 'runCommand'] },
+  changes: { suite: changesSuite, verbs: ['readChanges', 'trimChanges', 'createRun', 'claimDue', 'transact'] },
 };
 
 /** The conformance areas and the store verbs each covers. */

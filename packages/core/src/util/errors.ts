@@ -49,6 +49,8 @@ export const ERROR_CODES = {
   RESOURCE_CLEANUP_FAILED: { retryable: false },
   /** A list cursor is malformed or belongs to another query. */
   CURSOR_INVALID: { retryable: false },
+  /** A changes-feed cursor points before the oldest entry retention has kept: entries after it may be gone. */
+  CURSOR_EXPIRED: { retryable: false },
   /** A model provider answered with an HTTP error, or the connection was refused or reset (status 0). */
   PROVIDER_HTTP_ERROR: { retryable: false },
   /** A model provider did not answer within its `timeoutMs`. */

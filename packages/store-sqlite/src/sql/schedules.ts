@@ -69,7 +69,7 @@ export function transactSchedule<T>(
         }
         open.s.insertRun(run);
         countMove(open.s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-        open.s.insertHistory(run.runId, history);
+        open.s.insertHistory(run, history);
       }
       if (decided.receipt !== null) {
         const { commandId: receiptId, requestHash, result } = decided.receipt;

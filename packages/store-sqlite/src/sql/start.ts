@@ -43,7 +43,7 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
       }
       s.insertRun(run);
       countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-      s.insertHistory(run.runId, request.history);
+      s.insertHistory(run, request.history);
       return { kind: 'created', run };
     },
     run.runId,
@@ -79,7 +79,7 @@ function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): Creat
     const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
     s.insertRun(run);
     countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
-    s.insertHistory(run.runId, history);
+    s.insertHistory(run, history);
   }
   return plan;
 }

@@ -42,7 +42,7 @@ function applyOne(s: Statements, current: RunRecord, write: RunWrite): boolean {
   if (!s.updateRun(current, runChanges(current, write.run))) return false;
   countMove(s, current.namespace, current.taskName, current.taskVersion, current.status, write.run.status);
   countFinished(s, current.namespace, current.status, write.run.status, write.run.updatedAt);
-  for (const entry of write.history) s.insertHistory(write.run.runId, entry);
+  for (const entry of write.history) s.insertHistory(write.run, entry);
   for (const event of write.events) s.insertEvent.run(eventParams(event));
   if (write.hold !== undefined) applyHold(s, write.run, write.hold);
   return true;
@@ -69,7 +69,7 @@ function familyIo(s: Statements) {
     insert(children: readonly NewChildRun[]): void {
       for (const { run, history } of children) {
         s.insertRun(run);
-        s.insertHistory(run.runId, history);
+        s.insertHistory(run, history);
         countMove(s, run.namespace, run.taskName, run.taskVersion, null, run.status);
       }
     },

@@ -8,7 +8,7 @@ export interface Collected {
   deadLetters: number;
 }
 
-/** Applies retention now: `store.collect` in batches of 500 candidates until the scan is complete. */
+/** Applies retention now: `store.collect` in batches of 500 candidates until the scan is complete, then the feed's. */
 export async function collectExpired(engine: Engine): Promise<Collected> {
   const now = engine.now();
   const totals = { runs: 0, events: 0, deadLetters: 0 };
@@ -26,7 +26,14 @@ export async function collectExpired(engine: Engine): Promise<Collected> {
     totals.deadLetters += batch.deadLetters;
     after = batch.next;
   } while (after !== null);
+  await trimFeed(engine, now - engine.options.retention.runsMs);
   return totals;
+}
+
+/** The changes feed's retention: its entries older than the runs' retention, 1,000 at a time. */
+async function trimFeed(engine: Engine, before: number): Promise<void> {
+  const limit = 1_000;
+  while ((await engine.store.trimChanges({ namespace: engine.namespace, before, limit })) === limit);
 }
 
 /** The first retry of a failed collection, in ms. */

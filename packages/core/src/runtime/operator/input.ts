@@ -66,7 +66,7 @@ const cursorSum = (before: string, filterHash: string) => hash({ v: 2, b: before
  * An opaque cursor: the last id of a listing's slice, the hash of the namespace and filter it belongs to, and a check sum over
  * both. It continues only the listing it came from: another namespace, another filter or an edited cursor is refused.
  */
-function encodeCursor(last: string, filter: unknown): string {
+export function encodeCursor(last: string, filter: unknown): string {
   const f = hash(filter).slice(0, 16);
   return Buffer.from(JSON.stringify({ v: 2, b: last, f, s: cursorSum(last, f) })).toString('base64url');
 }

@@ -1,6 +1,7 @@
 import type { HistoryEntry, RunError, RunInfo, RunStatus } from '../../machine/run-types.js';
 import { type Collected, collectExpired } from '../loops/retention.js';
 import type { Engine } from '../queue/engine.js';
+import { type ChangesOptions, type ChangesPage, changeOf, feedRequest, readFeed } from './changes.js';
 import { operatorDeadLetters } from './dead-letters.js';
 import type { OperatorScope } from './input.js';
 import { operatorRuns } from './runs.js';
@@ -104,6 +105,12 @@ export interface Operator {
    * most 1,440), from per-minute counters the store keeps with each write.
    */
   settled(options?: { minutes?: number }): Promise<SettledPerMinute>;
+  /**
+   * The changes feed: every history entry of the namespace in commit order, `limit` (1..1000, default 100) at a time
+   * after the cursor `after` (none: from the oldest entry kept); `next` is always a cursor to ask again with.
+   * `CURSOR_EXPIRED` when retention removed entries after `after`.
+   */
+  changes(options?: ChangesOptions): Promise<ChangesPage>;
 }
 
 /** An operator command on one run. */
@@ -130,7 +137,16 @@ export function createOperator(
     health: () => health(scope),
     stats: (options) => operatorStats(scope, options),
     settled: (options) => operatorSettled(scope, options),
+    changes: (options) => changes(scope, options),
   };
+}
+
+/** `operator.changes`: one slice of the feed, with the cursor to continue it. */
+async function changes(scope: OperatorScope, options: unknown): Promise<ChangesPage> {
+  const operation = 'operator.changes';
+  scope.assertUsable(operation);
+  const slice = await readFeed(scope.engine, feedRequest(scope.engine, options, operation), operation);
+  return { items: slice.changes.map(changeOf), next: slice.next };
 }
 
 /** `maintenance.collect`: applies retention now (see `collectExpired`). */

@@ -9,6 +9,7 @@ import type { TaskHandlers, TriggerEvent } from '../task/handlers.js';
 import { Engine, type RegisteredTask } from './engine.js';
 import { type CloseResult, QueueLifecycle, type QueueState } from './lifecycle.js';
 import { type QueueOptions, resolveQueueOptions } from './options.js';
+import { type WatchedChange, type WatchOptions, watchChanges } from './watch.js';
 
 export type { CloseResult, QueueState };
 
@@ -30,6 +31,11 @@ export interface Queue<Tx = unknown> {
   };
   /** The operator API: list, pause, resume and cancel runs; dead letters; retention; health. */
   readonly operator: Operator;
+  /**
+   * The changes feed as an async iterator: waits for new entries and returns when `signal` aborts or the queue
+   * closes. Each change carries the cursor that resumes the feed after it.
+   */
+  watch(options?: WatchOptions): AsyncIterableIterator<WatchedChange>;
 }
 
 /** The options of `createQueue`, with the store's transaction type carried to effects and checks. */
@@ -106,5 +112,9 @@ export function createQueue<Tx = unknown>(options: CreateQueueOptions<Tx>): Queu
 
     ready: () => lifecycle.ready(),
     close: () => lifecycle.close(),
+    watch(options) {
+      assertUsable('queue.watch');
+      return watchChanges(engine, options);
+    },
   };
 }

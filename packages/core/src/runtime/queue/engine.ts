@@ -8,6 +8,7 @@ import { emitTelemetry, type TelemetryEvent } from '../observe/telemetry.js';
 import { Tracing } from '../observe/tracing.js';
 import type { ResolvedDefinition } from '../task/definition.js';
 import type { TaskHandlers } from '../task/handlers.js';
+import { FeedSignal } from './feed-signal.js';
 import type { ResolvedQueueOptions } from './options.js';
 import { Waker } from './waker.js';
 
@@ -62,14 +63,18 @@ export class Engine {
   /** The spans of `telemetry.tracer`, if any. */
   readonly tracing: Tracing;
 
+  /** This process's history writes, for `queue.watch`. */
+  readonly feed = new FeedSignal();
+  /** The queue's store, its write verbs observed by `feed`. */
+  readonly store: Store;
+  /** Aborted when the queue starts closing: watchers end. */
+  readonly closing = new AbortController();
+
   constructor(readonly options: ResolvedQueueOptions) {
+    this.store = this.feed.observe(options.store);
     this.workerActor = `worker:${options.runtime.workerId}`;
     this.log = options.logger;
     this.tracing = new Tracing(this);
-  }
-
-  get store(): Store {
-    return this.options.store;
   }
 
   get namespace(): string {

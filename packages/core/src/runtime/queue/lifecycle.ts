@@ -165,6 +165,7 @@ export class QueueLifecycle {
       await this.readyPromise.catch(() => undefined);
     }
     this.state = 'closing';
+    this.engine.closing.abort();
     await this.retention?.stop();
     await this.schedules?.stop();
     const executions = await this.stopWorkers();

@@ -21,7 +21,7 @@ export function transactSchedule<T>(
       const idemKey = m.idempotencyKeyOf(run);
       if (idemKey !== null && m.idempotency.has(idemKey)) continue;
       m.runs.set(key(run.namespace, run.runId), clone(run));
-      m.history.set(key(run.namespace, run.runId), [clone(history)]);
+      m.addHistory(run, [history]);
       if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
     }
     if (decided.receipt !== null) {

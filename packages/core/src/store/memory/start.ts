@@ -20,7 +20,7 @@ export function createRun(m: MemoryState, request: CreateRunRequest): Promise<Cr
       if (live >= request.maxRuns) return { kind: 'capacity' };
     }
     m.runs.set(key(run.namespace, run.runId), clone(run));
-    m.history.set(key(run.namespace, run.runId), [clone(request.history)]);
+    m.addHistory(run, [request.history]);
     if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
     return { kind: 'created', run: clone(run) };
   });
@@ -51,7 +51,7 @@ export function createRuns(m: MemoryState, request: CreateRunsRequest): Promise<
     for (const index of plan.insert) {
       const { run, history } = request.runs[index] as CreateRunsRequest['runs'][number];
       m.runs.set(key(run.namespace, run.runId), clone(run));
-      m.history.set(key(run.namespace, run.runId), [clone(history)]);
+      m.addHistory(run, [history]);
       const idemKey = m.idempotencyKeyOf(run);
       if (idemKey !== null) m.idempotency.set(idemKey, run.runId);
     }

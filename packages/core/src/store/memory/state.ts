@@ -4,6 +4,7 @@ import { type CallbackEventRecord, type HistoryEntry, isTerminal, type RunRecord
 import type { NewChildRun } from '../../machine/run-write.js';
 import type { ScheduleRecord } from '../../machine/schedule-types.js';
 import type { Json } from '../../util/json.js';
+import type { StoredChange } from '../changes.js';
 import type { DefinitionRecord, RunWrite, StoreCapabilities, TaskRecord } from '../contract.js';
 import { heldTask } from '../flow.js';
 
@@ -33,6 +34,11 @@ export class MemoryState {
   readonly tasks = new Map<string, TaskRecord>();
   readonly groups = new Map<string, { lastClaimedAt: number | null; holdUntil: number | null }>();
   readonly flowClaims = new Map<string, number[]>();
+  /** The changes feed: every history entry in the order it was stored, with its position. */
+  readonly feed: { namespace: string; change: StoredChange }[] = [];
+  /** Per namespace, the highest feed position retention removed. */
+  readonly feedFloors = new Map<string, number>();
+  private feedHead = 0;
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly capabilities: StoreCapabilities) {}
@@ -80,7 +86,7 @@ export class MemoryState {
   private insertChildren(children: readonly NewChildRun[]): void {
     for (const { run, history } of children) {
       this.runs.set(key(run.namespace, run.runId), clone(run));
-      this.history.set(key(run.namespace, run.runId), [clone(history)]);
+      this.addHistory(run, [history]);
       const idemKey = this.idempotencyKeyOf(run);
       if (idemKey !== null) this.idempotency.set(idemKey, run.runId);
     }
@@ -94,13 +100,22 @@ export class MemoryState {
     }
   }
 
+  /** Appends history entries to a run's history and to the changes feed. */
+  addHistory(run: RunRecord, entries: readonly HistoryEntry[]): void {
+    const k = key(run.namespace, run.runId);
+    const list = this.history.get(k) ?? [];
+    for (const entry of entries) {
+      list.push(clone(entry));
+      const change = { position: ++this.feedHead, runId: run.runId, taskName: run.taskName, entry: clone(entry) };
+      this.feed.push({ namespace: run.namespace, change: { ...change, taskVersion: run.taskVersion } });
+    }
+    this.history.set(k, list);
+  }
+
   /** Stores one checked run write, nothing else. */
   private applyOne(write: RunWrite): void {
-    const k = key(write.run.namespace, write.run.runId);
-    this.runs.set(k, clone(write.run));
-    const list = this.history.get(k) ?? [];
-    for (const entry of write.history) list.push(clone(entry));
-    this.history.set(k, list);
+    this.runs.set(key(write.run.namespace, write.run.runId), clone(write.run));
+    this.addHistory(write.run, write.history);
     for (const event of write.events) {
       const ek = key(event.namespace, event.eventId);
       if (!this.events.has(ek)) this.events.set(ek, clone(event));
@@ -129,6 +144,7 @@ export class MemoryState {
     return JSON.stringify({
       runs: [...this.runs.entries()].sort(),
       history: [...this.history.entries()].sort(),
+      feed: this.feed,
       events: [...this.events.entries()].sort(),
       idempotency: [...this.idempotency.entries()].sort(),
       commands: [...this.commands.entries()].sort(),

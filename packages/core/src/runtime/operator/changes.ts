@@ -1,0 +1,112 @@
+import * as v from 'valibot';
+import type { HistoryEntry } from '../../machine/run-types.js';
+import type { StoredChange } from '../../store/changes.js';
+import { DocketError } from '../../util/errors.js';
+import { nameSchema, strictObject } from '../../util/validation.js';
+import type { Engine } from '../queue/engine.js';
+import { decodeCursor, encodeCursor, parse } from './input.js';
+
+/** One entry of the changes feed: a run's history entry with the run's id and task. */
+export interface Change {
+  runId: string;
+  task: { name: string; version: string };
+  seq: number;
+  from: HistoryEntry['from'];
+  to: HistoryEntry['to'];
+  reason: HistoryEntry['reason'];
+  actor: string;
+  at: string;
+}
+
+/** What `operator.changes` answers: entries in commit order and the cursor to ask again with (always one). */
+export interface ChangesPage {
+  items: Change[];
+  next: string;
+}
+
+/** The options of `operator.changes`. */
+export interface ChangesOptions {
+  /** A cursor from an earlier `next`; none: from the oldest entry kept. */
+  after?: string;
+  /** 1..1000, default 100. */
+  limit?: number;
+  /** Only this task's entries (the cursor is then bound to this filter). */
+  taskName?: string;
+}
+
+/** `operator.changes` options. */
+const changesSchema = strictObject({
+  after: v.optional(v.string()),
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))),
+  taskName: v.optional(nameSchema),
+});
+
+/** A feed cursor's filter: the namespace and task, so a cursor continues only the feed it came from. */
+const feedFilter = (namespace: string, taskName: string | null) => ({ namespace, feed: 1, taskName });
+
+/** The public shape of a stored change. */
+export const changeOf = (c: StoredChange): Change => ({
+  runId: c.runId,
+  task: { name: c.taskName, version: c.taskVersion },
+  seq: c.entry.seq,
+  from: c.entry.from,
+  to: c.entry.to,
+  reason: c.entry.reason,
+  actor: c.entry.actor,
+  at: c.entry.at,
+});
+
+/** A feed read: the page's stored changes and the cursor after each of them, with the page's `next`. */
+export interface FeedSlice {
+  changes: StoredChange[];
+  cursors: string[];
+  next: string;
+}
+
+/** A checked feed request: the store's request, the cursor's filter, and the cursor as given. */
+export interface FeedRequest {
+  taskName: string | null;
+  after: number | null;
+  limit: number;
+  filter: ReturnType<typeof feedFilter>;
+  given: string | undefined;
+}
+
+/** Checks feed options now: `CONFIG_INVALID` for bad options, `CURSOR_INVALID` for a cursor of another feed. */
+export function feedRequest(engine: Engine, options: unknown, operation: string): FeedRequest {
+  const o = parse(changesSchema, options, operation);
+  const filter = feedFilter(engine.namespace, o.taskName ?? null);
+  const decoded = decodeCursor(o.after, filter, operation);
+  const after = decoded === null ? null : positionOf(decoded, operation);
+  return { taskName: o.taskName ?? null, after, limit: o.limit ?? 100, filter, given: o.after };
+}
+
+/** Reads one slice of the namespace's feed; `CURSOR_EXPIRED` when retention removed entries after the cursor. */
+export async function readFeed(engine: Engine, request: FeedRequest, operation: string): Promise<FeedSlice> {
+  const { taskName, after, limit, filter } = request;
+  const { changes, floor } = await engine.store.readChanges({ namespace: engine.namespace, taskName, after, limit });
+  if (after !== null && after < floor) {
+    throw new DocketError('CURSOR_EXPIRED', 'retention removed changes after this cursor: read from the oldest kept', {
+      operation,
+      details: { floor },
+    });
+  }
+  const cursors = changes.map((c) => encodeCursor(String(c.position), filter));
+  const next = cursors.at(-1) ?? request.given ?? encodeCursor(String(floor), filter);
+  return { changes, cursors, next };
+}
+
+/** The position after a cursor of `readFeed`'s `next`, for the next read of the same feed. */
+export function continueAfter(request: FeedRequest, slice: FeedSlice): FeedRequest {
+  const last = slice.changes.at(-1);
+  return last === undefined ? request : { ...request, after: last.position, given: slice.next };
+}
+
+/** The position a decoded cursor holds. */
+function positionOf(decoded: string, operation: string): number {
+  const position = Number(decoded);
+  if (!Number.isSafeInteger(position) || position < 0 || String(position) !== decoded) {
+    throw new DocketError('CURSOR_INVALID', 'this cursor is not a changes cursor', { operation });
+  }
+  return position;
+}

@@ -1,0 +1,86 @@
+import {
+  type ChangesAnswer,
+  type ChangesRequest,
+  type HistoryRow,
+  rowToHistory,
+  type StoredChange,
+  type TrimChangesRequest,
+} from '@docket/core/store';
+import { sql } from 'drizzle-orm';
+import type { PgContext } from '../context.js';
+import { rowsOf } from '../writes/run-writes.js';
+
+/** How many entries one call of the sequencer gives positions to. */
+const SEQUENCE_AT_MOST = 10_000;
+
+/** A feed row joined with its history entry. */
+type ChangeRow = HistoryRow & { position: string | number; task_name: string; task_version: string };
+
+/**
+ * `Store.readChanges`: gives positions to the entries committed since the last read (`docket_sequence_changes`, one
+ * sequencer at a time), then one range of the partial position index, then the floor, each in its own snapshot: the
+ * floor read last, so a trim landing in between makes the read say `CURSOR_EXPIRED`.
+ */
+export async function readChanges(ctx: PgContext, request: ChangesRequest): Promise<ChangesAnswer> {
+  const db = ctx.live();
+  const { changes, history, feedFloors } = ctx.q;
+  await rowsOf(db, sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+  const floorOf = async () => {
+    const [row] = await rowsOf<{ floor: string | number }>(
+      db,
+      sql`SELECT floor FROM ${feedFloors} WHERE namespace = ${request.namespace}`,
+    );
+    return Number(row?.floor ?? 0);
+  };
+  const after = request.after ?? (await floorOf());
+  const task = request.taskName === null ? sql`` : sql`AND c.task_name = ${request.taskName}`;
+  const rows = await rowsOf<ChangeRow>(
+    db,
+    sql`SELECT c.position, c.task_name, c.task_version, h.* FROM ${changes} c
+        JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
+        WHERE c.namespace = ${request.namespace} ${task} AND c.position > ${after}
+        ORDER BY c.position LIMIT ${request.limit}`,
+  );
+  return { changes: rows.map(changeOf), floor: await floorOf() };
+}
+
+/**
+ * `Store.trimChanges`: reads the namespace's oldest positioned entries with their time (none once their run was
+ * collected), then removes the prefix before `before` and raises the floor in one statement.
+ */
+export async function trimChanges(ctx: PgContext, request: TrimChangesRequest): Promise<number> {
+  const db = ctx.live();
+  const { changes, history, feedFloors } = ctx.q;
+  const before = new Date(request.before).toISOString();
+  const oldest = await rowsOf<{ position: string | number; at: string | null }>(
+    db,
+    sql`SELECT c.position, h.at FROM ${changes} c LEFT JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
+        WHERE c.namespace = ${request.namespace} AND c.position IS NOT NULL ORDER BY c.position LIMIT ${request.limit}`,
+  );
+  let last = 0;
+  let removed = 0;
+  for (const row of oldest) {
+    if (row.at !== null && row.at >= before) break;
+    last = Number(row.position);
+    removed++;
+  }
+  if (removed === 0) return 0;
+  await rowsOf(
+    db,
+    // A data-modifying WITH runs whether or not the statement reads it: both writes commit together.
+    sql`WITH gone AS (DELETE FROM ${changes} WHERE namespace = ${request.namespace} AND position <= ${last})
+        INSERT INTO ${feedFloors} (namespace, floor) VALUES (${request.namespace}, ${last})
+        ON CONFLICT (namespace) DO UPDATE SET floor = greatest(${feedFloors}.floor, excluded.floor)`,
+  );
+  return removed;
+}
+
+function changeOf(row: ChangeRow): StoredChange {
+  return {
+    position: Number(row.position),
+    runId: row.run_id,
+    taskName: row.task_name,
+    taskVersion: row.task_version,
+    entry: rowToHistory(row),
+  };
+}
