@@ -13,6 +13,7 @@ import { openCommandStore } from './stores.js';
 import { closest } from './suggest.js';
 import { tasksCommand } from './tasks-command.js';
 import { COMMAND_USAGE, USAGE } from './usage.js';
+import { watchCommand } from './watch-command.js';
 
 /** Where the command writes; tests pass their own. */
 export interface Io {
@@ -54,6 +55,7 @@ const FLAGS = {
   'read-only': { type: 'boolean' },
   token: { type: 'string' },
   'allow-host': { type: 'string' },
+  'from-start': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -84,6 +86,7 @@ const ALLOWED: Record<string, string[]> = {
   stats: ['task'],
   migrate: ['dry-run'],
   dashboard: ['port', 'host', 'read-only', 'token', 'allow-host'],
+  watch: ['task', 'cursor', 'from-start'],
   'providers check': ['provider'],
 };
 const GLOBAL = ['db', 'database-url', 'schema', 'namespace', 'json', 'help', 'version'];
@@ -102,7 +105,7 @@ const STEERING = [
 const NEEDS_ID = new Set(['runs get', 'runs history', ...STEERING]);
 const WRITES = new Set([...STEERING, 'gc']);
 /** Commands of one word; the others are `<noun> <verb>`. */
-const SINGLE_WORD = new Set(['gc', 'health', 'migrate', 'stats', 'dashboard']);
+const SINGLE_WORD = new Set(['gc', 'health', 'migrate', 'stats', 'dashboard', 'watch']);
 
 /** A lone `--` ends the options (POSIX): a flag after it reaches the command as an argument. Says so. */
 function endOfOptionsHint(args: readonly string[]): string {
@@ -249,6 +252,13 @@ async function onStore(command: string, values: Values, checked: CheckedUsage, i
         allowHosts: (values['allow-host'] ?? '').split(',').filter((h) => h.trim() !== ''),
       };
       return await dashboardCommand(queue, flags, io, io.stopped);
+    }
+    if (command === 'watch') {
+      if (values.cursor !== undefined && values['from-start']) {
+        throw new UsageError('watch takes --cursor or --from-start, not both');
+      }
+      const flags = { task: values.task, cursor: values.cursor, fromStart: values['from-start'] === true };
+      return await watchCommand(queue, { ...flags, json: values.json === true }, io.out, io.stopped);
     }
     const { limit, expectedRevision } = checked;
     return await dispatch(queue, command, checked.args[0] ?? '', { ...values, limit, expectedRevision }, io);

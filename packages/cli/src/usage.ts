@@ -21,6 +21,7 @@ commands:
   stats [--task <name>]
   migrate [--dry-run]
   dashboard [--port <n>] [--host <h>] [--read-only] [--token <t>] [--allow-host <names>]
+  watch [--task <name>] [--cursor <c> | --from-start]
   providers check [--provider <name>]
 
 The store: --db (or DOCKET_DB) or --database-url (or DOCKET_DATABASE_URL). --json prints the API's objects. Exit: 0 ok, 1 a DocketError (code printed), 2 bad usage.`;
@@ -72,6 +73,9 @@ export const COMMAND_USAGE: Record<string, string> = {
   Serves the web dashboard until Ctrl-C: overview, runs, one run's history and actions, dead letters, schedules.
   It answers requests for localhost, 127.0.0.1, [::1] and --host only; --allow-host adds names (comma-separated).
   --token (or DOCKET_DASHBOARD_TOKEN, kept out of ps) makes every request carry it; --read-only offers no action.`,
+  watch: `usage: docket --db <file> watch [--task <name>] [--cursor <c> | --from-start] [--json]
+  Prints every run transition as it is committed, by any process, until Ctrl-C: from now, after --cursor, or
+  --from-start (the oldest entry kept). --json prints one object per line; its cursor resumes the feed after it.`,
   'providers check': `usage: docket providers check [--provider <name>]
   Loads docket.yaml/.env, sends one tiny request, prints the model, latency and finish reason (never the key).`,
 };

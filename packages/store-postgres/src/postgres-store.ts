@@ -5,7 +5,7 @@ import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
-import { readChanges, trimChanges } from './sql/changes.js';
+import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
@@ -101,6 +101,7 @@ export function createPostgresStore(
       runCommand,
       collect,
       readChanges: classified('operator.changes', readChanges),
+      changesHead: classified('queue.watch', changesHead),
       trimChanges: classified('operator.maintenance.collect', trimChanges),
     }),
     subscribe: (listener, log) => subscribe(ctx, listener, log),

@@ -6,7 +6,7 @@ import { SqliteConnection } from './connection.js';
 import { SqliteContext } from './context.js';
 import { type SqliteStoreOptions, type SqliteTransaction, validateOptions } from './options.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
-import { readChanges, trimChanges } from './sql/changes.js';
+import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { claim, nextDueAt } from './sql/claim.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
@@ -82,6 +82,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       runCommand,
       collect,
       readChanges,
+      changesHead,
       trimChanges,
     }),
   };

@@ -27,6 +27,7 @@ export const STORE_VERB_NAMES = [
   'runCommand',
   'collect',
   'readChanges',
+  'changesHead',
   'trimChanges',
 ] as const satisfies readonly (keyof Store)[];
 

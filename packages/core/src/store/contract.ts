@@ -192,6 +192,9 @@ export interface Store<Tx = unknown> {
    */
   readChanges(request: ChangesRequest): Promise<ChangesAnswer>;
 
+  /** The highest feed position the namespace's entries have (its floor when it has none): a watch from now starts there. */
+  changesHead(namespace: string): Promise<number>;
+
   /**
    * Feed retention: removes up to `limit` of the oldest entries written before `before` (in position order, stopping
    * at the first newer one), raises the namespace's floor to the highest position removed, and says how many it removed.

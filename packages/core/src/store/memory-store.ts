@@ -3,7 +3,7 @@ import type { Json } from '../util/json.js';
 import { bindVerbs } from './bind-verbs.js';
 import type { Store } from './contract.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './memory/callback-events.js';
-import { readChanges, trimChanges } from './memory/changes.js';
+import { changesHead, readChanges, trimChanges } from './memory/changes.js';
 import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
 import { runCommand } from './memory/commands.js';
@@ -81,6 +81,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       runCommand,
       collect,
       readChanges,
+      changesHead,
       trimChanges,
     }),
   };

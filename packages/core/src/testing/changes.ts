@@ -158,6 +158,29 @@ export function changesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(await open).toBe(0);
     });
 
+    it("watch from 'now' skips what was there and yields only what comes after", async () => {
+      const h = await area.harness();
+      const { queue, task } = await area.open(h.store, { name: 'now', version: '1' }, { execute: (ctx) => ctx.end() });
+      const before = await task.start({ query: 1 });
+      await waitForStatus(task, before.runId, 'success');
+      const controller = new AbortController();
+      const seen: WatchedChange[] = [];
+      const iterator = queue.watch({ from: 'now', signal: controller.signal, taskName: 'now' });
+      const watching = (async () => {
+        for await (const change of iterator) seen.push(change);
+      })();
+      await sleep(50);
+      const after = await task.start({ query: 2 });
+      await waitForStatus(task, after.runId, 'success');
+      await waitFor(() => seen.some((c) => c.to === 'success'), 'the new run watched to success');
+      controller.abort();
+      await watching;
+      expect(seen.every((c) => c.runId === after.runId)).toBe(true);
+      expect(entriesOf(seen, after.runId)).toEqual(plain(await task.history(after.runId)));
+      expect(await codeOf((async () => queue.watch({ from: 'later' as never }))())).toBe('CONFIG_INVALID');
+      expect(await codeOf((async () => queue.watch({ from: 'now', after: seen[0]?.cursor }))())).toBe('CONFIG_INVALID');
+    });
+
     it('a reader paging while two queues write sees every entry exactly once', async () => {
       const h = await area.harness();
       const one = await area.open(h.store, { name: 'busy', version: '1' }, { execute: (ctx) => ctx.end() });

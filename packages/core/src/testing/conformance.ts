@@ -99,7 +99,10 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
   flow: { suite: flowSuite, verbs: ['claimDue', 'registerDefinition', 'listTasks', 'runCommand', 'listRuns'] },
   children: { suite: childrenSuite, verbs: ['transact', 'claimDue', 'listChildren', 'listRuns', 'runCommand'] },
-  changes: { suite: changesSuite, verbs: ['readChanges', 'trimChanges', 'createRun', 'claimDue', 'transact'] },
+  changes: {
+    suite: changesSuite,
+    verbs: ['readChanges', 'changesHead', 'trimChanges', 'createRun', 'claimDue', 'transact'],
+  },
 };
 
 /** The conformance areas and the store verbs each covers. */

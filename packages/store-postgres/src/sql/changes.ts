@@ -44,6 +44,19 @@ export async function readChanges(ctx: PgContext, request: ChangesRequest): Prom
   return { changes: rows.map(changeOf), floor: await floorOf() };
 }
 
+/** `Store.changesHead`: positions given first, then the end of the namespace's range, else its floor. */
+export async function changesHead(ctx: PgContext, namespace: string): Promise<number> {
+  const db = ctx.live();
+  await rowsOf(db, sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+  const [row] = await rowsOf<{ head: string | number | null }>(
+    db,
+    sql`SELECT coalesce(
+          (SELECT max(position) FROM ${ctx.q.changes} WHERE namespace = ${namespace} AND position IS NOT NULL),
+          (SELECT floor FROM ${ctx.q.feedFloors} WHERE namespace = ${namespace}), 0) AS head`,
+  );
+  return Number(row?.head ?? 0);
+}
+
 /**
  * `Store.trimChanges`: reads the namespace's oldest positioned entries with their time (none once their run was
  * collected), then removes the prefix before `before` and raises the floor in one statement.

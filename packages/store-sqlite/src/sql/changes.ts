@@ -19,6 +19,7 @@ export interface ChangeStatements {
   /** `namespace`, `task`, `after`, `limit`: a range of `docket_changes_task`. */
   taskPage: Database.Statement<[string, string, number, number], ChangeRow>;
   floor: Database.Statement<[string], { floor: number }>;
+  head: Database.Statement<[string], { head: number | null }>;
   /** The namespace's oldest entries with their time (`NULL` once their run was collected). */
   oldest: Database.Statement<[string, number], { position: number; at: string | null }>;
   trim: Database.Statement<[string, number]>;
@@ -40,6 +41,9 @@ export function changeStatements(db: Database.Database): ChangeStatements {
        WHERE c.namespace = ? AND c.task_name = ? AND c.position > ? ORDER BY c.position LIMIT ?`,
     ),
     floor: db.prepare('SELECT floor FROM docket_feed_floors WHERE namespace = ?'),
+    head: db.prepare(
+      'SELECT max(position) AS head FROM docket_changes INDEXED BY docket_changes_namespace WHERE namespace = ?',
+    ),
     oldest: db.prepare(
       `SELECT c.position, h.at FROM docket_changes c INDEXED BY docket_changes_namespace
        LEFT JOIN docket_history h ON h.run_id = c.run_id AND h.seq = c.seq
@@ -67,6 +71,14 @@ export function readChanges(ctx: SqliteContext, request: ChangesRequest): Promis
         : s.changes.taskPage.all(request.namespace, request.taskName, after, request.limit);
     return { changes: rows.map(changeOf), floor: floorOf() };
   });
+}
+
+/** `Store.changesHead`: the namespace's last position (the end of its index), else its floor. */
+export function changesHead(ctx: SqliteContext, namespace: string): Promise<number> {
+  return ctx.read(
+    'queue.watch',
+    ({ s }) => s.changes.head.get(namespace)?.head ?? s.changes.floor.get(namespace)?.floor ?? 0,
+  );
 }
 
 /** `Store.trimChanges`: the namespace's oldest entries before `before` (and those whose run is gone), in one write. */

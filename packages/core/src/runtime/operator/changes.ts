@@ -96,6 +96,11 @@ export async function readFeed(engine: Engine, request: FeedRequest, operation: 
   return { changes, cursors, next };
 }
 
+/** The same feed request, continuing after `position` (a cursor made for it). */
+export function atPosition(request: FeedRequest, position: number): FeedRequest {
+  return { ...request, after: position, given: encodeCursor(String(position), request.filter) };
+}
+
 /** The position after a cursor of `readFeed`'s `next`, for the next read of the same feed. */
 export function continueAfter(request: FeedRequest, slice: FeedSlice): FeedRequest {
   const last = slice.changes.at(-1);

@@ -18,6 +18,15 @@ export async function readChanges(m: MemoryState, request: ChangesRequest): Prom
   return { changes, floor };
 }
 
+/** `Store.changesHead`: the namespace's last entry's position, else its floor. */
+export async function changesHead(m: MemoryState, namespace: string): Promise<number> {
+  for (let i = m.feed.length - 1; i >= 0; i--) {
+    const item = m.feed[i] as MemoryState['feed'][number];
+    if (item.namespace === namespace) return item.change.position;
+  }
+  return m.feedFloors.get(namespace) ?? 0;
+}
+
 /** `Store.trimChanges`: the namespace's oldest entries before `before`, up to `limit`, and its floor raised. */
 export function trimChanges(m: MemoryState, request: TrimChangesRequest): Promise<number> {
   return m.exclusive(() => {
