@@ -36,7 +36,7 @@ BEGIN
 END $$;--> statement-breakpoint
 CREATE TRIGGER "docket_history_changes" AFTER INSERT ON "docket_history"
 REFERENCING NEW TABLE AS docket_new_history FOR EACH STATEMENT EXECUTE FUNCTION "docket_history_to_changes"();--> statement-breakpoint
-CREATE FUNCTION "docket_sequence_changes"(max_rows integer) RETURNS bigint LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+CREATE FUNCTION "docket_sequence_changes"(max_rows integer) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
   given bigint;
   head_now bigint;

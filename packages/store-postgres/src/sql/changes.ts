@@ -8,10 +8,27 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
+import { sqlState } from '../errors.js';
 import { rowsOf } from '../writes/run-writes.js';
 
 /** How many entries one call of the sequencer gives positions to. */
 const SEQUENCE_AT_MOST = 10_000;
+
+/**
+ * Gives positions to the entries committed since the last call. The function runs as its owner (`SECURITY
+ * DEFINER`), so a role that may only read the tables can call it; in a read-only transaction (a standby, a session
+ * set read-only) it cannot write, and the read goes on with the positions other readers gave.
+ */
+async function sequence(ctx: PgContext): Promise<void> {
+  try {
+    await rowsOf(ctx.live(), sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+  } catch (error) {
+    if (sqlState(error) !== READ_ONLY_TRANSACTION) throw error;
+  }
+}
+
+/** SQLSTATE `read_only_sql_transaction`. */
+const READ_ONLY_TRANSACTION = '25006';
 
 /** A feed row joined with its history entry. */
 type ChangeRow = HistoryRow & { position: string | number; task_name: string; task_version: string };
@@ -24,7 +41,7 @@ type ChangeRow = HistoryRow & { position: string | number; task_name: string; ta
 export async function readChanges(ctx: PgContext, request: ChangesRequest): Promise<ChangesAnswer> {
   const db = ctx.live();
   const { changes, history, feedFloors } = ctx.q;
-  await rowsOf(db, sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+  await sequence(ctx);
   const floorOf = async () => {
     const [row] = await rowsOf<{ floor: string | number }>(
       db,
@@ -47,7 +64,7 @@ export async function readChanges(ctx: PgContext, request: ChangesRequest): Prom
 /** `Store.changesHead`: positions given first, then the end of the namespace's range, else its floor. */
 export async function changesHead(ctx: PgContext, namespace: string): Promise<number> {
   const db = ctx.live();
-  await rowsOf(db, sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+  await sequence(ctx);
   const [row] = await rowsOf<{ head: string | number | null }>(
     db,
     sql`SELECT coalesce(
