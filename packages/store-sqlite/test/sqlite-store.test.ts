@@ -73,9 +73,11 @@ describe('sqliteStore', () => {
     expect(db.prepare(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get()).toEqual({ n: files });
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'docket_%'").all();
     expect(tables.map((t) => (t as { name: string }).name).sort()).toEqual([
+      'docket_changes',
       'docket_commands',
       'docket_definitions',
       'docket_events',
+      'docket_feed_floors',
       'docket_flow_claims',
       'docket_flow_groups',
       'docket_history',

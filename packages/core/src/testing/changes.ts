@@ -95,6 +95,11 @@ export function changesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       for (const limit of [0, 1001, 1.5]) expect(await codeOf(b.changes({ limit }))).toBe('CONFIG_INVALID');
       expect(await codeOf(b.changes({ since: 1 } as never))).toBe('CONFIG_INVALID');
       expect(await codeOf(b.changes({ taskName: '' }))).toBe('CONFIG_INVALID');
+      expect(await codeOf(b.changes({ from: 'now', after: all.next }))).toBe('CONFIG_INVALID');
+      // From now: no item, and a cursor after everything there is.
+      const now = await b.changes({ from: 'now' });
+      expect(now.items).toEqual([]);
+      expect(await b.changes({ after: now.next })).toEqual({ items: [], next: now.next });
       expect((await b.changes({ limit: 1000 })).items.length).toBe(onlyA.items.length);
     });
 

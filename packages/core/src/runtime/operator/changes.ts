@@ -32,6 +32,8 @@ export interface ChangesOptions {
   limit?: number;
   /** Only this task's entries (the cursor is then bound to this filter). */
   taskName?: string;
+  /** Without `after`: `'oldest'` (the default) reads from the oldest entry kept; `'now'` answers no item and the cursor after the newest entry. */
+  from?: 'oldest' | 'now';
 }
 
 /** `operator.changes` options. */
@@ -39,6 +41,7 @@ const changesSchema = strictObject({
   after: v.optional(v.string()),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))),
   taskName: v.optional(nameSchema),
+  from: v.optional(v.picklist(['oldest', 'now'])),
 });
 
 /** A feed cursor's filter: the namespace and task, so a cursor continues only the feed it came from. */
@@ -70,20 +73,32 @@ export interface FeedRequest {
   limit: number;
   filter: ReturnType<typeof feedFilter>;
   given: string | undefined;
+  /** Start after the newest entry (no `after` given). */
+  fromNow: boolean;
 }
 
 /** Checks feed options now: `CONFIG_INVALID` for bad options, `CURSOR_INVALID` for a cursor of another feed. */
 export function feedRequest(engine: Engine, options: unknown, operation: string): FeedRequest {
   const o = parse(changesSchema, options, operation);
+  if (o.from !== undefined && o.after !== undefined) {
+    throw new DocketError('CONFIG_INVALID', `invalid ${operation} input: from and after cannot both be given`, {
+      operation,
+    });
+  }
   const filter = feedFilter(engine.namespace, o.taskName ?? null);
   const decoded = decodeCursor(o.after, filter, operation);
   const after = decoded === null ? null : positionOf(decoded, operation);
-  return { taskName: o.taskName ?? null, after, limit: o.limit ?? 100, filter, given: o.after };
+  const fromNow = o.from === 'now';
+  return { taskName: o.taskName ?? null, after, limit: o.limit ?? 100, filter, given: o.after, fromNow };
 }
 
 /** Reads one slice of the namespace's feed; `CURSOR_EXPIRED` when retention removed entries after the cursor. */
 export async function readFeed(engine: Engine, request: FeedRequest, operation: string): Promise<FeedSlice> {
   const { taskName, after, limit, filter } = request;
+  if (request.fromNow && after === null) {
+    const head = await engine.store.changesHead(engine.namespace);
+    return { changes: [], cursors: [], next: encodeCursor(String(head), filter) };
+  }
   const { changes, floor } = await engine.store.readChanges({ namespace: engine.namespace, taskName, after, limit });
   if (after !== null && after < floor) {
     throw new DocketError('CURSOR_EXPIRED', 'retention removed changes after this cursor: read from the oldest kept', {
@@ -98,7 +113,7 @@ export async function readFeed(engine: Engine, request: FeedRequest, operation: 
 
 /** The same feed request, continuing after `position` (a cursor made for it). */
 export function atPosition(request: FeedRequest, position: number): FeedRequest {
-  return { ...request, after: position, given: encodeCursor(String(position), request.filter) };
+  return { ...request, after: position, given: encodeCursor(String(position), request.filter), fromNow: false };
 }
 
 /** The position after a cursor of `readFeed`'s `next`, for the next read of the same feed. */

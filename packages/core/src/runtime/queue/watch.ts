@@ -36,23 +36,17 @@ const WATCH_PAGE = 100;
  */
 export function watchChanges(engine: Engine, options: WatchOptions = {}): AsyncIterableIterator<WatchedChange> {
   const operation = 'queue.watch';
-  const { signal, from, ...feedOptions } = (options ?? {}) as WatchOptions;
+  const { signal, ...feedOptions } = (options ?? {}) as WatchOptions;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new DocketError('CONFIG_INVALID', 'queue.watch: signal must be an AbortSignal', { operation });
   }
-  if (from !== undefined && (!['oldest', 'now'].includes(from) || feedOptions.after !== undefined)) {
-    throw new DocketError('CONFIG_INVALID', "queue.watch: from is 'oldest' or 'now', and only without after", {
-      operation,
-    });
-  }
   const request = feedRequest(engine, { ...feedOptions, limit: WATCH_PAGE }, operation);
-  return follow(engine, request, from === 'now', signal, operation);
+  return follow(engine, request, signal, operation);
 }
 
 async function* follow(
   engine: Engine,
   first: FeedRequest,
-  fromNow: boolean,
   signal: AbortSignal | undefined,
   operation: string,
 ): AsyncGenerator<WatchedChange> {
@@ -64,7 +58,7 @@ async function* follow(
   const ended = () => signal?.aborted === true || engine.closing.signal.aborted;
   let request = first;
   try {
-    if (fromNow) request = atPosition(request, await engine.store.changesHead(engine.namespace));
+    if (request.fromNow) request = atPosition(request, await engine.store.changesHead(engine.namespace));
     while (!ended()) {
       const slice = await readFeed(engine, request, operation).catch((error: unknown) => {
         // A close that ends the watch may close the store under a read: the watch ends, it does not fail.
