@@ -13,6 +13,7 @@ const ALONE = [
   'packages/*/test/chaos.test.ts',
   'packages/store-postgres/test/server.test.ts',
   'packages/dashboard/test/browser.test.ts',
+  'packages/dashboard/test/live.browser.test.ts',
   'packages/examples/test/lifecycle.scenarios.test.ts',
   'packages/examples/test/script-output.test.ts',
   'packages/examples/test/terminal-wait.test.ts',

@@ -12,6 +12,7 @@ import {
   taskAction,
 } from './actions.js';
 import type { PageContext } from './html.js';
+import { feedHead, LIVE_SCRIPT, liveAnswer } from './live.js';
 import { noticeOf } from './notices.js';
 import type { DashboardConfig } from './options.js';
 import { deadLettersPage } from './pages/dead-letters.js';
@@ -47,6 +48,8 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
   root.use('*', bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text('413: the form is too large', 413) }));
   root.use('*', (c, next) => guard(c, next, config, csrf));
   root.get('/assets/style.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  root.get('/assets/live.js', (c) => c.body(LIVE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
+  root.get('/live', async (c) => c.json(await liveAnswer(await config.operator(), c.req.query('after'))));
   root.get('/assets/favicon.svg', (c) => c.body(FAVICON, 200, { 'content-type': 'image/svg+xml' }));
   root.get('/', async (c) =>
     c.html(await overviewPage(c.get('page'), await config.operator(), noticeOf(c.req.query('notice')))),
@@ -105,7 +108,7 @@ const MAX_FORM_BYTES = 64 * 1024;
 
 /** The page context of a request that never reached the guard (no forms can be built for it). */
 function fallbackPage(config: DashboardConfig): PageContext {
-  return { base: config.basePath, csrf: '', readOnly: true };
+  return { base: config.basePath, csrf: '', readOnly: true, feed: '' };
 }
 
 type Action = (c: Context<DashboardEnv>, operator: Operator, form: Record<string, unknown>) => Promise<Response>;
@@ -160,12 +163,23 @@ async function guard(c: Context<DashboardEnv>, next: Next, config: DashboardConf
     browser = randomHex(32);
     c.header('set-cookie', cookie(CSRF_COOKIE, browser, cookiePath), { append: true });
   }
-  c.set('page', { base: config.basePath, csrf: await csrf.tokenFor(browser), readOnly: config.readOnly });
+  c.set('page', {
+    base: config.basePath,
+    csrf: await csrf.tokenFor(browser),
+    readOnly: config.readOnly,
+    feed: isPage(c) ? await feedHead(await config.operator()).catch(() => '') : '',
+  });
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
     const refused = await refusePost(c, config, csrf);
     if (refused !== null) return refused;
   }
   await next();
+}
+
+/** Whether the request asks for an HTML page (a GET that is not an asset or the live endpoint). */
+function isPage(c: Context<DashboardEnv>): boolean {
+  const path = new URL(c.req.url).pathname;
+  return c.req.method === 'GET' && !/\/(assets\/[^/]+|live)$/.test(path);
 }
 
 /** Why a POST is refused (403), or `null`: read-only mode, another origin, or a missing or foreign CSRF field. */

@@ -9,6 +9,8 @@ export interface PageContext {
   base: string;
   csrf: string;
   readOnly: boolean;
+  /** The changes-feed cursor the page is rendered at, for the live refresh (`''`: no live refresh). */
+  feed: string;
 }
 
 const NAV = [
@@ -21,19 +23,21 @@ const NAV = [
 /** The whole document: head with the stylesheet, navigation, an optional notice, and the page's body. */
 export function layout(page: PageContext, title: string, body: Fragment, notice?: Notice): Fragment {
   return html`<!doctype html>
-<html lang="en">
+<html lang="en" data-base="${page.base}" data-feed="${page.feed}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Docket</title>
 <link rel="stylesheet" href="${page.base}/assets/style.css">
 <link rel="icon" href="${page.base}/assets/favicon.svg" type="image/svg+xml">
+<script src="${page.base}/assets/live.js" defer></script>
 </head>
 <body>
 <header>
 <strong class="brand">Docket</strong>
 <nav>${NAV.map(([path, label]) => html`<a href="${page.base}${path || '/'}">${label}</a>`)}</nav>
 ${page.readOnly ? html`<span class="badge" id="read-only">read-only</span>` : ''}
+${page.feed === '' ? '' : html`<button type="button" id="live-toggle" class="live" aria-pressed="true" title="refresh this page as runs change">Live: on</button>`}
 </header>
 <main>
 ${notice ? html`<p class="notice ${notice.tone}" role="status" id="notice">${notice.text}</p>` : ''}

@@ -95,10 +95,10 @@ export class CsrfKey {
   }
 }
 
-/** Headers every answer carries: no script, no framing, no caching, no referrer to other sites. */
+/** Headers every answer carries: no script but the dashboard's own, no framing, no caching, no referrer to other sites. */
 export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
   'cache-control': 'no-store',

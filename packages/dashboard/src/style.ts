@@ -6,6 +6,8 @@ header { display: flex; gap: 1.5rem; align-items: center; padding: .7rem 1.5rem;
 header a { color: #cfd6e6; text-decoration: none; margin-right: 1rem; }
 header a:hover { color: #fff; }
 .brand { font-size: 1.1rem; letter-spacing: .02em; }
+button.live { margin-left: auto; background: #2c3446; color: #fff; border: 1px solid #56607a; border-radius: 3px; padding: .2rem .6rem; cursor: pointer; }
+button.live[aria-pressed="false"] { background: transparent; color: #cfd6e6; }
 main { padding: 1rem 1.5rem 3rem; max-width: 1200px; }
 h1 { font-size: 1.3rem; word-break: break-all; }
 h2 { font-size: 1rem; margin-top: 1.6rem; }

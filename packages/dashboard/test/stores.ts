@@ -13,7 +13,13 @@ const DATABASE_URL = process.env.DOCKET_TEST_DATABASE_URL;
 export interface StoreKind {
   name: string;
   open(cleanups: (() => unknown)[]): Store;
+  /** The arguments of `fixtures/start-run.mjs` that reach the store `open` made last, from another process. */
+  where(): string[];
 }
+
+/** The last store each kind opened, for `where()`. */
+let lastFile = '';
+let lastSchema = '';
 
 /** A SQLite file, and the PostgreSQL server (a fresh schema) when `DOCKET_TEST_DATABASE_URL` names one. */
 export const STORE_KINDS: StoreKind[] = [
@@ -22,8 +28,10 @@ export const STORE_KINDS: StoreKind[] = [
     open(cleanups) {
       const dir = mkdtempSync(join(tmpdir(), 'docket-dashboard-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      return sqliteStore({ filename: join(dir, 'docket.sqlite') });
+      lastFile = join(dir, 'docket.sqlite');
+      return sqliteStore({ filename: lastFile });
     },
+    where: () => ['sqlite', lastFile],
   },
   ...(DATABASE_URL === undefined
     ? []
@@ -38,8 +46,10 @@ export const STORE_KINDS: StoreKind[] = [
               await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
               await client.end();
             });
+            lastSchema = schema;
             return postgresStore({ connectionString: DATABASE_URL, schema });
           },
+          where: () => ['postgres', DATABASE_URL, lastSchema],
         },
       ]),
 ];

@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createQueue, type Operator } from '@docket/core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDashboard } from '../src/index.js';
+import { serveDashboard } from '../src/node.js';
+import { HAS_CHROMIUM, launchChromium, type PageWatch, watch } from './browser.js';
+import { seedRuns } from './seed.js';
+import { STORE_KINDS } from './stores.js';
+
+const START_RUN = fileURLToPath(new URL('./fixtures/start-run.mjs', import.meta.url));
+const run = promisify(execFile);
+
+describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium on $name', (kind) => {
+  const cleanups: (() => unknown)[] = [];
+  let browser: Browser;
+  let page: Page;
+  let seen: PageWatch;
+  let url = '';
+  let operator: Operator;
+
+  /** Starts `count` ingest runs from a process of its own. */
+  const startElsewhere = (count: number) =>
+    run(process.execPath, [START_RUN, ...kind.where(), 'ingest', String(count)]);
+  /** The overview's count of pending runs of every task. */
+  const pending = async () =>
+    Number(await page.locator('#counts td[data-task="*"][data-status="pending"]').innerText());
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(() => browser.close());
+  beforeEach(async () => {
+    const store = kind.open(cleanups);
+    await seedRuns(store);
+    const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
+    cleanups.push(() => queue.close());
+    await queue.ready();
+    operator = queue.operator;
+    const dashboard = createDashboard({ store });
+    cleanups.push(() => dashboard.close());
+    const served = await serveDashboard(dashboard, { port: 0 });
+    cleanups.push(() => served.close());
+    url = served.url;
+    const context = await browser.newContext();
+    cleanups.push(() => context.close());
+    page = await context.newPage();
+    seen = watch(page);
+    await page.goto(url);
+    await mark();
+  });
+  afterEach(async () => {
+    expect(seen.errors).toEqual([]);
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+
+  /** Marks this document: a reload would lose the mark. */
+  const mark = () =>
+    page.evaluate(() => {
+      (window as unknown as { marked: boolean }).marked = true;
+    });
+  const notReloaded = () => page.evaluate(() => (window as unknown as { marked?: boolean }).marked === true);
+
+  it('shows a run another process starts within two seconds, without a reload', async () => {
+    const before = await pending();
+    await startElsewhere(1);
+    const started = Date.now();
+    await page.waitForFunction(
+      (n) => Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === n,
+      before + 1,
+      { timeout: 2_000, polling: 50 },
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await notReloaded()).toBe(true);
+    expect(await page.locator('#live-toggle').getAttribute('aria-pressed')).toBe('true');
+  });
+
+  it('stops refreshing when live is turned off, and catches up when it is turned on again', async () => {
+    const before = await pending();
+    await page.locator('#live-toggle').click();
+    expect(await page.locator('#live-toggle').innerText()).toBe('Live: off');
+    await startElsewhere(2);
+    await page.waitForTimeout(2_500);
+    expect(await pending()).toBe(before);
+    await page.locator('#live-toggle').click();
+    await page.waitForFunction(
+      (n) => Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === n,
+      before + 2,
+      { timeout: 3_000, polling: 50 },
+    );
+    expect(await notReloaded()).toBe(true);
+  });
+
+  it("updates the runs list and a run's timeline by themselves, and never under a reason being typed", async () => {
+    await page.goto(`${url}runs?task=ingest`);
+    const listed = await page.locator('tr[data-run-id]').count();
+    await startElsewhere(1);
+    await page.waitForFunction((n) => document.querySelectorAll('tr[data-run-id]').length === n, listed + 1, {
+      timeout: 2_000,
+      polling: 50,
+    });
+    const runId = (await page.locator('tr[data-run-id]').first().getAttribute('data-run-id')) as string;
+    await page.goto(`${url}runs/${runId}`);
+    await mark();
+    const reason = page.locator('form.action[data-verb="cancel"] input[name="reason"]');
+    await reason.fill('half typed');
+    await operator.runs.cancel({ runId, expectedRevision: 1, reason: 'from the test', commandId: `live-${runId}` });
+    await page.waitForTimeout(2_000);
+    expect(await reason.inputValue()).toBe('half typed');
+    expect(await page.locator('#history li[data-reason="OPERATOR_STOP"]').count()).toBe(0);
+    await reason.fill('');
+    await page.locator('h1').click();
+    await page.locator('#history li[data-reason="OPERATOR_STOP"]').waitFor({ timeout: 2_500 });
+    expect(await notReloaded()).toBe(true);
+  });
+});
