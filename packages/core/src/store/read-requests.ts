@@ -53,6 +53,10 @@ export interface ListRunsRequest {
   group?: string;
   /** Only the children of this run, when given. */
   parentRunId?: string;
+  /** Only the run with this key (with `taskName`, which core always gives with it: one unique-index lookup). */
+  idempotencyKey?: string;
+  /** Only runs whose id sorts at or above this one (a creation-time prefix: runs created from then on). */
+  from?: string;
   limit: number;
   /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { isDocketError } from '../util/errors.js';
-import { describeArea, type HarnessFactory, sleep, waitForStatus } from './harness.js';
+import { describeArea, type HarnessFactory, manualClock, sleep, waitForStatus } from './harness.js';
 
 /** The operator API: listing with cursors, pause/resume/cancel with revisions and command receipts. */
 export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
@@ -50,6 +50,40 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
         .catch((e: unknown) => e);
       expect(isDocketError(foreign, 'CURSOR_INVALID')).toBe(true);
       const bad = await op.runs.list({ limit: 500 }).catch((e: unknown) => e);
+      expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
+    });
+
+    it('finds a run by its idempotency key, and lists runs created in a time range', async () => {
+      await area.harness();
+      const clock = manualClock(Date.parse('2026-03-01T10:00:00.000Z'));
+      const opened = await area.open(area.h.store, { name: 'found', version: '1' }, undefined, {
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      const early = await opened.task.start({ query: 1, idempotencyKey: 'order-17' });
+      clock.advance(60_000);
+      const middle = await opened.task.start({ query: 2, idempotencyKey: 'order-18' });
+      clock.advance(60_000);
+      const late = await opened.task.start({ query: 3 });
+      const list = (options: object) =>
+        opened.queue.operator.runs.list(options).then((r) => r.items.map((i) => i.runId));
+      expect(await list({ taskName: 'found', idempotencyKey: 'order-18' })).toEqual([middle.runId]);
+      expect(await list({ taskName: 'found', idempotencyKey: 'nothing' })).toEqual([]);
+      const noTask = await opened.queue.operator.runs.list({ idempotencyKey: 'order-17' }).catch((e: unknown) => e);
+      expect(isDocketError(noTask, 'CONFIG_INVALID')).toBe(true);
+      expect(await list({ createdFrom: '2026-03-01T10:01:00.000Z' })).toEqual([late.runId, middle.runId]);
+      expect(await list({ createdTo: '2026-03-01T10:01:00.000Z' })).toEqual([early.runId]);
+      const window = { createdFrom: '2026-03-01T10:00:30.000Z', createdTo: '2026-03-01T10:01:30.000Z' };
+      expect(await list(window)).toEqual([middle.runId]);
+      const paged = await opened.queue.operator.runs.list({ createdFrom: '2026-03-01T10:00:00.000Z', limit: 2 });
+      expect(paged.items.map((i) => i.runId)).toEqual([late.runId, middle.runId]);
+      const rest = await opened.queue.operator.runs.list({
+        createdFrom: '2026-03-01T10:00:00.000Z',
+        limit: 2,
+        cursor: paged.nextCursor as string,
+      });
+      expect(rest.items.map((i) => i.runId)).toEqual([early.runId]);
+      const bad = await opened.queue.operator.runs.list({ createdFrom: 'yesterday' }).catch((e: unknown) => e);
       expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
     });
 

@@ -106,6 +106,8 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
   if (request.status !== null) filters.push(sql`status = ${request.status}`);
   if (request.group !== undefined) filters.push(sql`group_key = ${request.group}`);
   if (request.parentRunId !== undefined) filters.push(sql`parent_run_id = ${request.parentRunId}`);
+  if (request.idempotencyKey !== undefined) filters.push(sql`idempotency_key = ${request.idempotencyKey}`);
+  if (request.from !== undefined) filters.push(sql`run_id >= ${request.from}`);
   const found = await rowsOf<RunRow>(
     ctx.live(),
     sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,

@@ -117,8 +117,9 @@ export function readStatements(db: Database.Database): ReadStatements {
 function runListing(db: Database.Database): ReadStatements['listRuns'] {
   const statements = new Map<string, Database.Statement>();
   return (request) => {
-    const { taskName, status, group, parentRunId } = request;
-    const key = `${taskName !== null}:${status !== null}:${group !== undefined}:${parentRunId !== undefined}`;
+    const { taskName, status, group, parentRunId, idempotencyKey, from } = request;
+    const given = [taskName !== null, status !== null, group, parentRunId, idempotencyKey, from];
+    const key = given.map((g) => g !== undefined && g !== false).join(':');
     let statement = statements.get(key);
     if (!statement) {
       const where = ['namespace = @namespace', 'run_id < @before'];
@@ -126,6 +127,8 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
       if (status !== null) where.push('status = @status');
       if (group !== undefined) where.push('group_key = @group_key');
       if (parentRunId !== undefined) where.push('parent_run_id = @parent_run_id');
+      if (idempotencyKey !== undefined) where.push('idempotency_key = @idempotency_key');
+      if (from !== undefined) where.push('run_id >= @from');
       statement = db
         .prepare(
           `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
@@ -142,6 +145,8 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
     if (status !== null) params.status = status;
     if (group !== undefined) params.group_key = group;
     if (parentRunId !== undefined) params.parent_run_id = parentRunId;
+    if (idempotencyKey !== undefined) params.idempotency_key = idempotencyKey;
+    if (from !== undefined) params.from = from;
     return (statement.all(params) as unknown[][]).map(runRowOf);
   };
 }

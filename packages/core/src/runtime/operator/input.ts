@@ -34,6 +34,9 @@ export const listSchema = strictObject({
   status: v.optional(v.picklist(RUN_STATUSES)),
   group: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
   parentRunId: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, 'must be a run id (32 lowercase hex)'))),
+  idempotencyKey: v.optional(v.pipe(v.string(), v.minBytes(1), v.maxBytes(256))),
+  createdFrom: v.optional(v.pipe(v.string(), v.isoTimestamp())),
+  createdTo: v.optional(v.pipe(v.string(), v.isoTimestamp())),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
   cursor: v.optional(v.string()),
 });

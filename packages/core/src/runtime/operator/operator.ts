@@ -54,6 +54,12 @@ export interface Operator {
       group?: string;
       /** Only the children of this run (`ctx.next(state, { children })`). */
       parentRunId?: string;
+      /** Only the run started with this key (needs `taskName`: keys are per task). */
+      idempotencyKey?: string;
+      /** Only runs created at or after this time (ISO-8601). */
+      createdFrom?: string;
+      /** Only runs created before this time (ISO-8601). */
+      createdTo?: string;
       limit?: number;
       cursor?: string;
       payloads?: boolean;

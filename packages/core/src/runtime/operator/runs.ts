@@ -9,7 +9,7 @@ import { transitionWrite } from '../../machine/run-write.js';
 import { transition } from '../../machine/state-machine.js';
 import type { RunWrite } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
-import { assertRunId } from '../../util/ids.js';
+import { assertRunId, runIdTimePrefix } from '../../util/ids.js';
 import type { Json } from '../../util/json.js';
 import { hash, listRequest, listSchema, type OperatorScope, parse, runCommandSchema, sliceOf } from './input.js';
 import type { Operator, OperatorResult, RunCommand, RunListItem } from './operator.js';
@@ -26,8 +26,22 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
         status: o.status ?? null,
         ...(o.group === undefined ? {} : { group: o.group }),
         ...(o.parentRunId === undefined ? {} : { parentRunId: o.parentRunId }),
+        ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+        ...(o.createdFrom === undefined ? {} : { createdFrom: o.createdFrom }),
+        ...(o.createdTo === undefined ? {} : { createdTo: o.createdTo }),
       }));
-      const runs = await store.listRuns({ ...filter, limit: limit + 1, before });
+      const { createdFrom, createdTo, ...request } = filter;
+      if (request.idempotencyKey !== undefined && request.taskName === null) {
+        throw new DocketError(
+          'CONFIG_INVALID',
+          'operator.runs.list: idempotencyKey needs taskName (keys are per task)',
+          {
+            operation: 'operator.runs.list',
+          },
+        );
+      }
+      const bounds = createdBounds(createdFrom, createdTo, before);
+      const runs = await store.listRuns({ ...request, ...bounds, limit: limit + 1 });
       const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);
       const callbacks = await store.callbackCountsOf(
         namespace,
@@ -52,6 +66,20 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
     cancel: (input) => runCommand(scope, 'cancel', input),
     retry: (input) => runCommand(scope, 'retry', input),
   };
+}
+
+/**
+ * A creation-time range as run-id bounds (ids start with their creation time): `from` at or above the first id of
+ * `createdFrom`'s millisecond, `before` below the first id of `createdTo`'s (or the cursor's, whichever is lower).
+ */
+function createdBounds(
+  createdFrom: string | undefined,
+  createdTo: string | undefined,
+  cursor: string | null,
+): { before: string | null; from?: string } {
+  const to = createdTo === undefined ? null : runIdTimePrefix(Date.parse(createdTo));
+  const before = to === null ? cursor : cursor === null || to < cursor ? to : cursor;
+  return createdFrom === undefined ? { before } : { before, from: runIdTimePrefix(Date.parse(createdFrom)) };
 }
 
 /** The run commands an operator can give. */

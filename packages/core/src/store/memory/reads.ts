@@ -78,6 +78,8 @@ export async function listRuns(m: MemoryState, request: ListRunsRequest): Promis
     .filter((r) => request.group === undefined || (r.group ?? '') === request.group)
     .filter((r) => request.parentRunId === undefined || r.parent?.runId === request.parentRunId)
     .filter((r) => request.before === null || r.runId < request.before)
+    .filter((r) => request.idempotencyKey === undefined || r.idempotencyKey === request.idempotencyKey)
+    .filter((r) => request.from === undefined || r.runId >= request.from)
     .sort((a, b) => (a.runId < b.runId ? 1 : -1))
     .slice(0, request.limit)
     .map(clone);
