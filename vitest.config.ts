@@ -14,6 +14,7 @@ const ALONE = [
   'packages/store-postgres/test/server.test.ts',
   'packages/dashboard/test/browser.test.ts',
   'packages/dashboard/test/live.browser.test.ts',
+  'packages/dashboard/test/find.browser.test.ts',
   'packages/examples/test/lifecycle.scenarios.test.ts',
   'packages/examples/test/script-output.test.ts',
   'packages/examples/test/terminal-wait.test.ts',

@@ -11,6 +11,7 @@ import {
   TASK_VERBS,
   taskAction,
 } from './actions.js';
+import { bulkAction } from './bulk.js';
 import type { PageContext } from './html.js';
 import { feedHead, LIVE_SCRIPT, liveAnswer } from './live.js';
 import { noticeOf } from './notices.js';
@@ -20,6 +21,7 @@ import { errorPage } from './pages/error.js';
 import { overviewPage } from './pages/overview.js';
 import { runPage } from './pages/run.js';
 import { runsPage } from './pages/runs.js';
+import { FILTER_FIELDS, type RunsFilter } from './pages/runs-search.js';
 import { schedulesPage } from './pages/schedules.js';
 import {
   CSRF_COOKIE,
@@ -55,12 +57,8 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
     c.html(await overviewPage(c.get('page'), await config.operator(), noticeOf(c.req.query('notice')))),
   );
   root.get('/runs', async (c) => {
-    const filter = {
-      task: c.req.query('task'),
-      status: c.req.query('status'),
-      parent: c.req.query('parent'),
-      cursor: c.req.query('cursor'),
-    };
+    const filter: RunsFilter = { cursor: c.req.query('cursor') };
+    for (const name of FILTER_FIELDS) filter[name] = c.req.query(name);
     return c.html(await runsPage(c.get('page'), await config.operator(), filter));
   });
   root.get('/runs/:id', async (c) => {
@@ -91,6 +89,7 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
       ),
     ),
   );
+  root.post('/runs/bulk', (c) => post(c, config, null, bulkAction));
   root.post('/runs/:id/:verb', (c) => post(c, config, RUN_VERBS, runAction));
   root.post('/dead-letters/:eventId/replay', (c) => post(c, config, null, replayAction));
   root.post('/schedules/:id/:verb', (c) => post(c, config, SCHEDULE_VERBS, scheduleAction));
@@ -129,7 +128,8 @@ async function post(
 /** The request's form, or `null` when its body is no readable form (malformed multipart, wrong encoding). */
 async function formOf(c: Context<DashboardEnv>): Promise<Record<string, unknown> | null> {
   try {
-    return await c.req.parseBody();
+    // Repeated fields (the bulk form's boxes) come as arrays; every other field is one string.
+    return await c.req.parseBody({ all: true });
   } catch {
     return null;
   }

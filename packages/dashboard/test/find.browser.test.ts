@@ -1,0 +1,136 @@
+import { createQueue, type Operator } from '@docket/core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDashboard } from '../src/index.js';
+import { serveDashboard } from '../src/node.js';
+import { HAS_CHROMIUM, launchChromium, type PageWatch, watch } from './browser.js';
+import { type Seeded, seedRuns } from './seed.js';
+import { STORE_KINDS } from './stores.js';
+
+describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many in Chromium on $name', (kind) => {
+  const cleanups: (() => unknown)[] = [];
+  let browser: Browser;
+  let page: Page;
+  let seen: PageWatch;
+  let url = '';
+  let operator: Operator;
+  let seeded: Seeded;
+  let keyed = '';
+  let targets: string[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(() => browser.close());
+  beforeEach(async () => {
+    const store = kind.open(cleanups);
+    seeded = await seedRuns(store);
+    const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
+    cleanups.push(() => queue.close());
+    const invoice = queue.define({ name: 'invoice', version: '1' });
+    const sweep = queue.define({ name: 'sweep', version: '1' });
+    await queue.ready();
+    operator = queue.operator;
+    keyed = (await invoice.start({ query: { n: 42 }, idempotencyKey: 'invoice-2026-0042' })).runId;
+    await invoice.start({ query: { n: 43 }, idempotencyKey: 'invoice-2026-0043' });
+    const many = await sweep.startMany(Array.from({ length: 120 }, (_, i) => ({ query: { i } })));
+    targets = many.map((r) => r.runId);
+    const dashboard = createDashboard({ store });
+    cleanups.push(() => dashboard.close());
+    const served = await serveDashboard(dashboard, { port: 0 });
+    cleanups.push(() => served.close());
+    url = served.url;
+    const context = await browser.newContext();
+    cleanups.push(() => context.close());
+    page = await context.newPage();
+    seen = watch(page);
+  });
+  afterEach(async () => {
+    expect(seen.errors).toEqual([]);
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+
+  const shownIds = () =>
+    page.locator('#runs tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+
+  it('finds a run by its idempotency key and by its id', async () => {
+    await page.goto(`${url}runs`);
+    await page.fill('#search', 'invoice-2026-0042');
+    await page.click('#filter button');
+    await page.waitForURL(/q=invoice-2026-0042/);
+    expect(await shownIds()).toEqual([keyed]);
+    await page.fill('#search', seeded.failed);
+    await page.click('#filter button');
+    await page.waitForURL(new RegExp(`q=${seeded.failed}`));
+    expect(await shownIds()).toEqual([seeded.failed]);
+    await page.fill('#search', 'no-such-key');
+    await page.click('#filter button');
+    await page.locator('#no-runs').waitFor();
+  });
+
+  it('lists failed runs with their error code, message and reason, and says how many match', async () => {
+    await page.goto(`${url}runs?status=failed`);
+    const listed = await operator.runs.list({ status: 'failed' });
+    expect(await shownIds()).toEqual(listed.items.map((r) => r.runId));
+    for (const run of listed.items) {
+      const row = page.locator(`tr[data-run-id="${run.runId}"]`);
+      expect(await row.locator('.error-code').innerText()).toBe(run.error?.code);
+      expect(await row.locator('.error-message').innerText()).toBe(run.error?.message);
+      expect(await row.innerText()).toContain(run.reason);
+    }
+    const stats = await operator.stats();
+    expect(await page.locator('#total [data-total]').getAttribute('data-total')).toBe(String(stats.byStatus.failed));
+    await page.goto(`${url}runs?status=waiting`);
+    expect(await page.locator(`tr[data-run-id="${seeded.waiting}"] td.detail`).innerText()).toMatch(/^event /);
+  });
+
+  it('cancels all 120 runs a filter matches after asking, one command each, and reports them', async () => {
+    await page.goto(`${url}runs?task=sweep&status=pending`);
+    expect(await page.locator('#total [data-total]').getAttribute('data-total')).toBe('120');
+    await page.check('#scope-all');
+    await page.selectOption('#bulk-verb', 'cancel');
+    await page.fill('#bulk-reason', 'the sweep was started twice');
+    await page.click('#bulk-apply');
+    expect(await page.locator('#confirm-text strong').innerText()).toBe('120');
+    expect(await page.locator('#confirm-cancel').getAttribute('class')).toBe('danger');
+    const confirmed = await page
+      .locator('#confirm')
+      .evaluate((form) => new URLSearchParams(new FormData(form as HTMLFormElement) as never).toString());
+    await page.click('#confirm-cancel');
+    expect(await page.locator('#notice').innerText()).toBe('cancel: 120 applied, 0 no-ops, 0 conflicts (of 120).');
+    const stats = await operator.stats({ taskName: 'sweep' });
+    expect(stats.byStatus.cancelled).toBe(120);
+    for (const runId of [targets[0], targets[119]] as string[]) {
+      const stop = (await operator.runs.history(runId)).at(-1);
+      expect(stop).toMatchObject({ reason: 'OPERATOR_STOP', to: 'cancelled' });
+    }
+    // Posting the same confirmed form again applies nothing twice: each command's receipt answers as before.
+    const again = await page.request.post(`${url}runs/bulk`, {
+      data: confirmed,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(url).origin },
+    });
+    expect(await again.text()).toContain('cancel: 120 applied, 0 no-ops, 0 conflicts (of 120).');
+    const history = await operator.runs.history(targets[0] as string);
+    expect(history.filter((entry) => entry.reason === 'OPERATOR_STOP')).toHaveLength(1);
+  });
+
+  it('retries the selected runs only, and counts a stale one as a conflict', async () => {
+    await page.goto(`${url}runs?status=failed`);
+    const failed = (await operator.runs.list({ status: 'failed' })).items;
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    const [first, second] = failed as [(typeof failed)[0], (typeof failed)[0]];
+    await page.check(`tr[data-run-id="${first.runId}"] input[type=checkbox]`);
+    await page.check(`tr[data-run-id="${second.runId}"] input[type=checkbox]`);
+    await operator.runs.retry({
+      runId: second.runId,
+      expectedRevision: second.revision,
+      reason: 'elsewhere',
+      commandId: 'x1',
+    });
+    await page.selectOption('#bulk-verb', 'retry');
+    await page.fill('#bulk-reason', 'provider is back');
+    await page.click('#bulk-apply');
+    expect(await page.locator('#notice').innerText()).toBe('retry: 1 applied, 0 no-ops, 1 conflicts (of 2).');
+    expect((await operator.runs.get(first.runId))?.status).toBe('pending');
+  });
+});
