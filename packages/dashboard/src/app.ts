@@ -23,6 +23,7 @@ import { runPage } from './pages/run.js';
 import { runsPage } from './pages/runs.js';
 import { FILTER_FIELDS, type RunsFilter } from './pages/runs-search.js';
 import { schedulesPage } from './pages/schedules.js';
+import { taskPage } from './pages/task.js';
 import {
   CSRF_COOKIE,
   CsrfKey,
@@ -68,6 +69,11 @@ export function buildApp(config: DashboardConfig): Hono<DashboardEnv> {
     if (run === null) return c.html(errorPage(c.get('page'), 'Run not found', `no run ${runId}`), 404);
     const children = run.children.total > 0 ? await operator.runs.list({ parentRunId: runId, limit: 50 }) : null;
     return c.html(runPage(c.get('page'), run, history, noticeOf(c.req.query('notice')), children));
+  });
+  root.get('/tasks/:name', async (c) => {
+    const name = c.req.param('name');
+    const shown = await taskPage(c.get('page'), await config.operator(), name, noticeOf(c.req.query('notice')));
+    return shown === null ? c.html(errorPage(c.get('page'), 'Task not found', `no task ${name}`), 404) : c.html(shown);
   });
   root.get('/dead-letters', async (c) =>
     c.html(

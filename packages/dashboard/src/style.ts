@@ -10,6 +10,7 @@ button.live { margin-left: auto; background: #2c3446; color: #fff; border: 1px s
 button.danger { background: #b42318; color: #fff; border: 1px solid #8f1c13; border-radius: 3px; padding: .35rem .8rem; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 fieldset.bulk-controls { display: flex; gap: 1rem; align-items: center; margin-top: .8rem; border: 1px solid var(--line); background: #fff; }
+.overdue { color: #a86500; font-weight: 600; }
 .error-code { font-family: ui-monospace, monospace; font-size: 12px; color: #b42318; }
 button.live[aria-pressed="false"] { background: transparent; color: #cfd6e6; }
 main { padding: 1rem 1.5rem 3rem; max-width: 1200px; }

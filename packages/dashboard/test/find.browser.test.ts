@@ -1,4 +1,4 @@
-import { createQueue, type Operator } from '@docket/core';
+import { createQueue, type Operator, type Store } from '@docket/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDashboard } from '../src/index.js';
@@ -17,13 +17,14 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
   let seeded: Seeded;
   let keyed = '';
   let targets: string[] = [];
+  let store: Store;
 
   beforeAll(async () => {
     browser = await launchChromium();
   });
   afterAll(() => browser.close());
   beforeEach(async () => {
-    const store = kind.open(cleanups);
+    store = kind.open(cleanups);
     seeded = await seedRuns(store);
     const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
     cleanups.push(() => queue.close());
@@ -132,5 +133,49 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     await page.click('#bulk-apply');
     expect(await page.locator('#notice').innerText()).toBe('retry: 1 applied, 0 no-ops, 1 conflicts (of 2).');
     expect((await operator.runs.get(first.runId))?.status).toBe('pending');
+  });
+
+  it("opens a task's page from the overview: its state and pause form, its schedules and its recent failures", async () => {
+    await page.goto(url);
+    await page.locator('#tasks a', { hasText: 'release-notice' }).click();
+    await page.waitForURL(/\/tasks\/release-notice$/);
+    expect(await page.locator('dd[data-field="state"]').innerText()).toBe('active');
+    const failed = await operator.runs.list({ taskName: 'release-notice', status: 'failed' });
+    const shown = await page
+      .locator('#recent-failures tr[data-run-id]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+    expect(shown).toEqual(failed.items.map((r) => r.runId));
+    expect(await page.locator('#recent-failures .error-message').first().innerText()).toBe(
+      failed.items[0]?.error?.message,
+    );
+    await page.fill('form.action[data-verb="pause"] input[name="reason"]', 'provider outage');
+    await page.click('form.action[data-verb="pause"] button');
+    expect((await operator.tasks.list()).find((t) => t.name === 'release-notice')?.paused).toBe(true);
+    const missing = await page.goto(`${url}tasks/no-such-task`);
+    expect(missing?.status()).toBe(404);
+  });
+
+  it("says plainly when a schedule's next slot is past because no consumer fires it", async () => {
+    // A producer whose clock stood three hours back made this schedule: its next slot is long past, and no consumer runs.
+    const then = createQueue({
+      store,
+      logger: false,
+      runtime: { mode: 'producer' },
+      clock: { now: () => Date.now() - 3 * 3_600_000 },
+    });
+    cleanups.push(() => then.close());
+    const late = then.define({ name: 'ingest', version: '1' });
+    await then.ready();
+    await late.schedule('late-ingest', { cron: '0 * * * *', query: { file: 'late.csv' } });
+    await page.goto(`${url}schedules`);
+    expect(await page.locator('tr[data-schedule-id="late-ingest"] [data-overdue]').innerText()).toBe(
+      'past: no consumer is running to fire it',
+    );
+    expect(await page.locator(`tr[data-schedule-id="${seeded.schedule}"] [data-overdue]`).count()).toBe(0);
+    await page.goto(`${url}tasks/ingest`);
+    const listed = await page
+      .locator('#task-schedules tr[data-schedule-id]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-schedule-id')).sort());
+    expect(listed).toEqual(['hourly-ingest', 'late-ingest']);
   });
 });

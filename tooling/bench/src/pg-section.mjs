@@ -2,7 +2,7 @@
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
 // of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
 import pg from 'pg';
-import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
+import { dashboardRows, feedRow, runsPageAgainstOnePage } from './stats-timing.mjs';
 
 // The latest versions that run on Node 20: graphile-worker 0.18 needs Node >= 22.18, pg-boss 11 and later Node >= 22.
 const GRAPHILE = 'graphile-worker 0.17.3';
@@ -99,6 +99,7 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
     statsSmall,
     'a schema',
   );
+  feedRow(add, 'PostgreSQL ', `${(finished * 3).toLocaleString('en')} entries kept`, statsFull, statsSmall, 'a schema');
 
   log(`postgres processing, n=${n}`);
   const [docket, graphile] = await pairedMedians(

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { familySection } from './family-section.mjs';
 import { flowSection } from './flow-section.mjs';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
-import { dashboardRows, runsPageAgainstOnePage } from './stats-timing.mjs';
+import { dashboardRows, feedRow, runsPageAgainstOnePage } from './stats-timing.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -253,6 +253,7 @@ async function sqliteSection() {
   );
   dashboardRows(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsEmpty, 'same, empty file');
   runsPageAgainstOnePage(add, '', `${finishedRuns.toLocaleString('en')} finished`, statsFull, statsSmall, 'a file');
+  feedRow(add, '', `${(finishedRuns * 3).toLocaleString('en')} entries kept`, statsFull, statsSmall, 'a file');
   const n = sizes[0];
   // Three of each, in turns (see inTurns); each run on the filled file adds its n runs to the finished ones.
   const [empty, full] = await inTurns([

@@ -21,9 +21,13 @@ export async function medianStatsMs(queue) {
 export async function medianPagesMs(queue) {
   const dashboard = createDashboard({ queue });
   const result = {};
+  // A search finds no run (a key lookup in each task); a filter asks for the last ten minutes' successes of a task.
+  const recent = new Date(Date.now() - 600_000).toISOString().slice(0, 16);
   for (const [key, path] of [
     ['overviewMs', '/'],
     ['runsMs', '/runs'],
+    ['searchMs', '/runs?q=no-such-key-0001'],
+    ['filterMs', `/runs?task=noop&status=success&from=${recent}`],
   ]) {
     const get = async () => {
       const response = await dashboard(new Request(`http://127.0.0.1${path}`));
@@ -44,6 +48,25 @@ export async function medianPagesMs(queue) {
   return result;
 }
 
+/**
+ * The median time of 51 reads of the changes feed's oldest 100 entries, in ms rounded to the µs, after 10; `null`
+ * when the feed is empty.
+ */
+export async function medianFeedMs(queue) {
+  const read = () => queue.operator.changes({ limit: 100 });
+  if ((await read()).items.length === 0) return null;
+  for (let i = 0; i < 10; i++) await read();
+  const samples = [];
+  for (let i = 0; i < 51; i++) {
+    const t = performance.now();
+    const page = await read();
+    samples.push(performance.now() - t);
+    if (page.items.length !== 100) throw new Error(`a feed page held ${page.items.length} entries`);
+  }
+  samples.sort((a, b) => a - b);
+  return Math.round(samples[25] * 1000) / 1000;
+}
+
 /** The two dashboard rows of a section: overview and runs page with the finished runs against the empty store. */
 export function dashboardRows(add, prefix, measure, full, empty, baselineName) {
   add(
@@ -56,6 +79,37 @@ export function dashboardRows(add, prefix, measure, full, empty, baselineName) {
     'lower',
   );
   add(`${prefix}dashboard runs page ms (median of 51)`, measure, full.runsMs, empty.runsMs, baselineName, 2, 'lower');
+  add(
+    `${prefix}dashboard runs search ms (median of 51)`,
+    measure,
+    full.searchMs,
+    empty.searchMs,
+    baselineName,
+    2,
+    'lower',
+  );
+  add(
+    `${prefix}dashboard runs filter ms (median of 51)`,
+    measure,
+    full.filterMs,
+    empty.filterMs,
+    baselineName,
+    2,
+    'lower',
+  );
+}
+
+/** The changes feed's row: a page of 100 with the finished runs' entries kept, against 1,000 runs' entries. */
+export function feedRow(add, prefix, measure, full, small, storeWord) {
+  add(
+    `${prefix}operator.changes() page of 100 ms (median of 51)`,
+    measure,
+    full.feedMs,
+    small.feedMs,
+    `same, ${storeWord} of 1,000 finished runs (3,000 entries)`,
+    2,
+    'lower',
+  );
 }
 
 /** The runs page with many finished runs against a store holding a single page's worth (the same 50 rows shown). */

@@ -44,7 +44,7 @@ function tasksTable(page: PageContext, tasks: TaskInfo[]): Fragment {
     const action = page.readOnly
       ? ''
       : html`<td>${actionForm(page, `${page.base}/tasks/${encodeURIComponent(t.name)}/${verb}`, verb, t.revision)}</td>`;
-    return html`<tr data-task-name="${t.name}"><th scope="row">${t.name}</th><td>${t.versions.join(', ')}</td>
+    return html`<tr data-task-name="${t.name}"><th scope="row"><a href="${page.base}/tasks/${encodeURIComponent(t.name)}">${t.name}</a></th><td>${t.versions.join(', ')}</td>
 <td data-paused="${t.paused ? 'true' : 'false'}">${t.paused ? html`<strong>paused</strong>` : 'active'}</td><td>${flowText(t.flow)}</td>${action}</tr>`;
   });
   return html`<table id="tasks"><thead><tr><th>Task</th><th>Versions</th><th>State</th><th>Flow limits</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead>
@@ -52,7 +52,7 @@ function tasksTable(page: PageContext, tasks: TaskInfo[]): Fragment {
 }
 
 /** A task's flow limits in words, or a dash. */
-function flowText(flow: TaskFlow | null): string {
+export function flowText(flow: TaskFlow | null): string {
   if (flow === null) return '–';
   const limits = (l: FlowLimits, prefix: string) => [
     ...(l.concurrency === undefined ? [] : [`${prefix}at most ${l.concurrency} at once`]),

@@ -13,19 +13,35 @@ export async function schedulesPage(
   const body = html`${
     listing.items.length === 0
       ? html`<p class="muted" id="no-schedules">No schedules.</p>`
-      : html`<table id="schedules"><thead><tr><th>Schedule</th><th>Task</th><th>Cron</th><th>Misfire</th><th>Enabled</th><th>Next</th><th>Last slot</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead><tbody>${listing.items.map((s) => row(page, s))}</tbody></table>`
+      : html`<table id="schedules">${schedulesHead(page)}<tbody>${listing.items.map((s) => scheduleRow(page, s))}</tbody></table>`
   }
 <p class="paging">${listing.nextCursor ? html`<a id="older" href="${page.base}/schedules?${new URLSearchParams({ cursor: listing.nextCursor })}">More →</a>` : ''}</p>`;
   return layout(page, 'Schedules', body, notice);
 }
 
-function row(page: PageContext, s: ScheduleInfo): Fragment {
+/** The head of a schedules table. */
+export function schedulesHead(page: PageContext): Fragment {
+  return html`<thead><tr><th>Schedule</th><th>Task</th><th>Cron</th><th>Misfire</th><th>Enabled</th><th>Next</th><th>Last slot</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead>`;
+}
+
+/** A minute of slack before a schedule's next slot counts as overdue (a consumer fires it on its own poll). */
+const OVERDUE_AFTER_MS = 60_000;
+
+/**
+ * One schedule's row, with a pause or resume form. A next slot more than a minute past says plainly that no
+ * consumer is firing it: schedules fire in consumer queues only.
+ */
+export function scheduleRow(page: PageContext, s: ScheduleInfo): Fragment {
+  const overdue = s.enabled && s.nextAt !== null && Date.parse(s.nextAt) < Date.now() - OVERDUE_AFTER_MS;
+  const next = overdue
+    ? html`${when(s.nextAt)} <span class="overdue" data-overdue="true">past: no consumer is running to fire it</span>`
+    : when(s.nextAt);
   const verb = s.enabled ? 'pause' : 'resume';
   const action = page.readOnly
     ? ''
     : html`<td>${actionForm(page, `${page.base}/schedules/${encodeURIComponent(s.id)}/${verb}`, verb, s.revision)}</td>`;
   return html`<tr data-schedule-id="${s.id}">
-<td class="mono">${s.id}</td><td>${s.task.name} <span class="muted">v${s.task.version}</span></td>
+<td class="mono">${s.id}</td><td><a href="${page.base}/tasks/${encodeURIComponent(s.task.name)}">${s.task.name}</a> <span class="muted">v${s.task.version}</span></td>
 <td class="mono">${s.cron} <span class="muted">${s.timezone}</span></td><td>${s.misfire}</td>
-<td>${s.enabled ? 'yes' : html`<strong>paused</strong>`}</td><td>${when(s.nextAt)}</td><td>${when(s.lastSlotAt)}</td>${action}</tr>`;
+<td>${s.enabled ? 'yes' : html`<strong>paused</strong>`}</td><td>${next}</td><td>${when(s.lastSlotAt)}</td>${action}</tr>`;
 }
