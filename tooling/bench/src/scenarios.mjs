@@ -397,9 +397,9 @@ async function fillFinished({ filename, finished }) {
         claim_due_at: null,
         query: JSON.stringify(payload(i)),
       });
-      insertHistory.run(runId, 1, null, 'pending', 'STARTED');
-      insertHistory.run(runId, 2, 'pending', 'running', 'CLAIMED');
-      insertHistory.run(runId, 3, 'running', 'success', 'COMPLETED');
+      insertHistory(runId, 1, null, 'pending', 'STARTED');
+      insertHistory(runId, 2, 'pending', 'running', 'CLAIMED');
+      insertHistory(runId, 3, 'running', 'success', 'COMPLETED');
     }
   });
   for (let i = 0; i < finished; i += 50_000) batch.immediate(i, Math.min(finished, i + 50_000));
