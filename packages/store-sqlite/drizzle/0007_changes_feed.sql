@@ -1,5 +1,5 @@
 CREATE TABLE `docket_changes` (
-	`position` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`position` integer PRIMARY KEY NOT NULL,
 	`namespace` text NOT NULL,
 	`task_name` text NOT NULL,
 	`task_version` text NOT NULL,

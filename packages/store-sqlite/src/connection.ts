@@ -9,6 +9,7 @@ import { FileIdentityWatch } from './file-identity.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { Statements } from './statements.js';
+import { allHooks } from './writes/feed-buffer.js';
 
 /** WAL pages between automatic checkpoints: fewer checkpoints write each hot page back fewer times (see bench). */
 const WAL_AUTOCHECKPOINT_PAGES = 10_000;
@@ -45,7 +46,13 @@ export class SqliteConnection {
         db,
         s,
         orm: drizzle({ client: db }),
-        batch: new CommitBatcher(db, (error) => storageFailure(error, 'store.commit'), 512, batchAborted, s.counts),
+        batch: new CommitBatcher(
+          db,
+          (error) => storageFailure(error, 'store.commit'),
+          512,
+          batchAborted,
+          allHooks(s.counts, s.feed),
+        ),
       };
       // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).
       const checkpointMs = this.options.checkpointMs ?? 200;

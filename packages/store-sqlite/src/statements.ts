@@ -18,6 +18,7 @@ import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
+import { FeedBuffer } from './writes/feed-buffer.js';
 import { CountBuffer } from './writes/run-counts.js';
 
 /** What a run write is guarded by: the row as its plan saw it. */
@@ -45,7 +46,8 @@ export class Statements {
   readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
   private readonly insertRunValues: Database.Statement<unknown[]>;
   private readonly insertHistoryValues: Database.Statement<unknown[]>;
-  private readonly insertChange: Database.Statement<unknown[]>;
+  /** The changes-feed rows of the open batched commit, written at its end (see `FeedBuffer`). */
+  readonly feed: FeedBuffer;
   private readonly updates = new Map<string, Database.Statement>();
   readonly insertEvent: Database.Statement<[EventRow]>;
   readonly selectEvent: Database.Statement<[string, string], EventRow>;
@@ -82,9 +84,7 @@ export class Statements {
     this.insertHistoryValues = db.prepare(
       'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.insertChange = db.prepare(
-      'INSERT INTO docket_changes (namespace, task_name, task_version, run_id, seq) VALUES (?, ?, ?, ?, ?)',
-    );
+    this.feed = new FeedBuffer(db);
     this.insertEvent = db.prepare(
       `INSERT OR IGNORE INTO docket_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})`,
     );
@@ -121,7 +121,7 @@ export class Statements {
   insertHistory(run: RunRecord, entry: HistoryEntry): void {
     const h = historyParams(run.runId, entry);
     this.insertHistoryValues.run(h.run_id, h.seq, h.at, h.from_status, h.to_status, h.reason, h.actor, h.detail);
-    this.insertChange.run(run.namespace, run.taskName, run.taskVersion, run.runId, entry.seq);
+    this.feed.add([run.namespace, run.taskName, run.taskVersion, run.runId, entry.seq]);
   }
 
   /**
