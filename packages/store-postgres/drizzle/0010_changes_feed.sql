@@ -1,9 +1,9 @@
 CREATE TABLE "docket_changes" (
 	"id" bigint GENERATED ALWAYS AS IDENTITY (sequence name "docket_changes_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"position" bigint,
-	"namespace" text COLLATE "C" NOT NULL,
-	"task_name" text COLLATE "C" NOT NULL,
-	"task_version" text NOT NULL,
+	"namespace" text COLLATE "C",
+	"task_name" text COLLATE "C",
+	"task_version" text,
 	"run_id" text NOT NULL,
 	"seq" integer NOT NULL
 );
@@ -28,10 +28,7 @@ FROM "docket_history" h JOIN "docket_runs" r ON r."run_id" = h."run_id";--> stat
 INSERT INTO "docket_feed" ("id", "head") SELECT 1, coalesce(max("position"), 0) FROM "docket_changes";--> statement-breakpoint
 CREATE FUNCTION "docket_history_to_changes"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
-  INSERT INTO docket_changes (namespace, task_name, task_version, run_id, seq)
-  SELECT r.namespace, r.task_name, r.task_version, n.run_id, n.seq
-  FROM docket_new_history n JOIN docket_runs r ON r.run_id = n.run_id
-  ORDER BY n.run_id, n.seq;
+  INSERT INTO docket_changes (run_id, seq) SELECT n.run_id, n.seq FROM docket_new_history n ORDER BY n.run_id, n.seq;
   RETURN NULL;
 END $$;--> statement-breakpoint
 CREATE TRIGGER "docket_history_changes" AFTER INSERT ON "docket_history"
@@ -45,11 +42,23 @@ BEGIN
     RETURN (SELECT head FROM docket_feed WHERE id = 1);
   END IF;
   SELECT head INTO head_now FROM docket_feed WHERE id = 1 FOR UPDATE;
-  WITH todo AS (
-    SELECT ctid AS row_at, row_number() OVER (ORDER BY id) AS k
-    FROM docket_changes WHERE position IS NULL ORDER BY id LIMIT max_rows
+  -- Staged rows carry only the run and seq: their run's namespace and task are read here, on the readers' side. A row
+  -- whose run retention already deleted is deleted with it; the others are numbered without gaps.
+  WITH staged AS (
+    SELECT c.ctid AS row_at, c.id, r.namespace, r.task_name, r.task_version
+    FROM docket_changes c LEFT JOIN docket_runs r ON r.run_id = c.run_id
+    WHERE c.position IS NULL ORDER BY c.id LIMIT max_rows
+  ),
+  todo AS (
+    SELECT *, row_number() OVER (PARTITION BY namespace IS NULL ORDER BY id) AS k FROM staged
+  ),
+  gone AS (
+    DELETE FROM docket_changes c USING todo WHERE c.ctid = todo.row_at AND todo.namespace IS NULL
   )
-  UPDATE docket_changes c SET position = head_now + todo.k FROM todo WHERE c.ctid = todo.row_at;
+  UPDATE docket_changes c
+  SET position = head_now + todo.k, namespace = todo.namespace, task_name = todo.task_name,
+    task_version = todo.task_version
+  FROM todo WHERE c.ctid = todo.row_at AND todo.namespace IS NOT NULL;
   GET DIAGNOSTICS given = ROW_COUNT;
   IF given > 0 THEN
     UPDATE docket_feed SET head = head_now + given WHERE id = 1;

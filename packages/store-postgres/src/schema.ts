@@ -104,7 +104,7 @@ export const docketHistory = pgTable(
 
 /**
  * The changes feed: one row per history entry, written by the trigger on `docket_history` (migration 0010) with its
- * staging `id` and no `position`. `docket_sequence_changes()` gives positions later, in commit order (see
+ * staging `id`, its run and seq, and no `position` or task. `docket_sequence_changes()` gives positions later, in commit order (see
  * docs/postgres-store-internals.md, "The changes feed"); reads are ranges of the partial index on positions.
  */
 export const docketChanges = pgTable(
@@ -112,9 +112,10 @@ export const docketChanges = pgTable(
   {
     id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
     position: bigint('position', { mode: 'number' }),
-    namespace: text('namespace').notNull(),
-    taskName: text('task_name').notNull(),
-    taskVersion: text('task_version').notNull(),
+    /** Set with the position, from the run (`NULL` while staged). */
+    namespace: text('namespace'),
+    taskName: text('task_name'),
+    taskVersion: text('task_version'),
     runId: text('run_id').notNull(),
     seq: integer('seq').notNull(),
   },

@@ -1,6 +1,6 @@
 import { createQueue } from '@docket/core';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { DATABASE_URL, freshSchema } from './helpers.js';
 
@@ -18,6 +18,7 @@ describe.runIf(DATABASE_URL)('the changes feed for readers that may not write', 
   const role = `docket_reader_${schema.slice(-12)}`;
   const admin = new pg.Client(url);
 
+  beforeAll(() => admin.connect());
   afterAll(async () => {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.query(`DROP ROLE IF EXISTS ${role}`);
@@ -25,7 +26,6 @@ describe.runIf(DATABASE_URL)('the changes feed for readers that may not write', 
   });
 
   it('a role with SELECT only reads entries that nobody sequenced yet; a read-only session reads what is sequenced', async () => {
-    await admin.connect();
     const writer = createQueue({
       store: postgresStore({ connectionString: url, schema }),
       runtime: { mode: 'producer' },
@@ -78,5 +78,32 @@ describe.runIf(DATABASE_URL)('the changes feed for readers that may not write', 
     expect(fresh.items.map((c) => c.runId)).toEqual([second.runId]);
     await readOnly.close();
     await writer.close();
+  });
+
+  it("numbers staged rows with their run's task when read, and deletes those whose run is gone", async () => {
+    const queue = createQueue({
+      store: postgresStore({ connectionString: url, schema }),
+      runtime: { mode: 'producer' },
+      logger: false,
+    });
+    const task = queue.define({ name: 'staged', version: '3' });
+    await queue.ready();
+    const kept = await task.start({ query: 1 });
+    const gone = await task.start({ query: 2 });
+    const staged = await admin.query(
+      `SELECT run_id, namespace, position FROM "${schema}".docket_changes WHERE run_id = ANY($1) ORDER BY id`,
+      [[kept.runId, gone.runId]],
+    );
+    expect(staged.rows).toEqual([
+      { run_id: kept.runId, namespace: null, position: null },
+      { run_id: gone.runId, namespace: null, position: null },
+    ]);
+    await admin.query(`DELETE FROM "${schema}".docket_history WHERE run_id = $1`, [gone.runId]);
+    await admin.query(`DELETE FROM "${schema}".docket_runs WHERE run_id = $1`, [gone.runId]);
+    const page = await queue.operator.changes({ taskName: 'staged' });
+    expect(page.items.map((c) => [c.runId, c.task])).toEqual([[kept.runId, { name: 'staged', version: '3' }]]);
+    const left = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".docket_changes WHERE position IS NULL`);
+    expect(left.rows[0].n).toBe(0);
+    await queue.close();
   });
 });

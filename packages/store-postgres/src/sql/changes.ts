@@ -75,13 +75,15 @@ export async function changesHead(ctx: PgContext, namespace: string): Promise<nu
 }
 
 /**
- * `Store.trimChanges`: reads the namespace's oldest positioned entries with their time (none once their run was
+ * `Store.trimChanges`: gives positions to what is staged, reads the namespace's oldest positioned entries with their time (none once their run was
  * collected), then removes the prefix before `before` and raises the floor in one statement.
  */
 export async function trimChanges(ctx: PgContext, request: TrimChangesRequest): Promise<number> {
   const db = ctx.live();
   const { changes, history, feedFloors } = ctx.q;
   const before = new Date(request.before).toISOString();
+  // Retention gives positions first, so staged rows never pile up where nobody reads the feed.
+  await sequence(ctx);
   const oldest = await rowsOf<{ position: string | number; at: string | null }>(
     db,
     sql`SELECT c.position, h.at FROM ${changes} c LEFT JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq

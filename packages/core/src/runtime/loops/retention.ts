@@ -8,10 +8,12 @@ export interface Collected {
   deadLetters: number;
 }
 
-/** Applies retention now: `store.collect` in batches of 500 candidates until the scan is complete, then the feed's. */
+/** Applies retention now: the changes feed's, then `store.collect` in batches of 500 candidates until the scan is complete. */
 export async function collectExpired(engine: Engine): Promise<Collected> {
   const now = engine.now();
   const totals = { runs: 0, events: 0, deadLetters: 0 };
+  // The feed first: a store that stages entries (PostgreSQL) numbers them while their runs still exist.
+  await trimFeed(engine, now - engine.options.retention.runsMs);
   let after: string | null = null;
   do {
     const batch = await engine.store.collect({
@@ -26,7 +28,6 @@ export async function collectExpired(engine: Engine): Promise<Collected> {
     totals.deadLetters += batch.deadLetters;
     after = batch.next;
   } while (after !== null);
-  await trimFeed(engine, now - engine.options.retention.runsMs);
   return totals;
 }
 
