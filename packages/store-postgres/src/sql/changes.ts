@@ -19,11 +19,16 @@ const SEQUENCE_AT_MOST = 10_000;
  * DEFINER`), so a role that may only read the tables can call it; in a read-only transaction (a standby, a session
  * set read-only) it cannot write, and the read goes on with the positions other readers gave.
  */
-async function sequence(ctx: PgContext): Promise<void> {
+async function sequence(ctx: PgContext): Promise<number> {
   try {
-    await rowsOf(ctx.live(), sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer)`);
+    const [row] = await rowsOf<{ given: string | number }>(
+      ctx.live(),
+      sql`SELECT ${sql.raw(ctx.sequencer)}(${SEQUENCE_AT_MOST}::integer) AS given`,
+    );
+    return Number(row?.given ?? 0);
   } catch (error) {
     if (sqlState(error) !== READ_ONLY_TRANSACTION) throw error;
+    return 0;
   }
 }
 
@@ -82,8 +87,9 @@ export async function trimChanges(ctx: PgContext, request: TrimChangesRequest): 
   const db = ctx.live();
   const { changes, history, feedFloors } = ctx.q;
   const before = new Date(request.before).toISOString();
-  // Retention gives positions first, so staged rows never pile up where nobody reads the feed.
-  await sequence(ctx);
+  // Retention numbers everything staged first (10,000 rows a transaction), so staged rows never pile up where
+  // nobody reads the feed: a deployment without readers pays the numbering once per collection.
+  while ((await sequence(ctx)) === SEQUENCE_AT_MOST);
   const oldest = await rowsOf<{ position: string | number; at: string | null }>(
     db,
     sql`SELECT c.position, h.at FROM ${changes} c LEFT JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
