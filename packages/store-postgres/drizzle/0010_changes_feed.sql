@@ -10,7 +10,8 @@ CREATE TABLE "docket_changes" (
 --> statement-breakpoint
 CREATE TABLE "docket_feed" (
 	"id" integer PRIMARY KEY NOT NULL,
-	"head" bigint NOT NULL
+	"head" bigint NOT NULL,
+	"floor" bigint DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "docket_feed_floors" (

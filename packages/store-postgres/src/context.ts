@@ -23,6 +23,7 @@ export interface QualifiedTables {
   /** The changes feed and its floors. */
   changes: SQL;
   feedFloors: SQL;
+  feed: SQL;
 }
 
 /** The qualified table names of a store's `schema` and its notification channel. */
@@ -102,6 +103,7 @@ export class PgContext {
       settledMinutes: sql.raw(name('docket_settled_minutes')),
       changes: sql.raw(name('docket_changes')),
       feedFloors: sql.raw(name('docket_feed_floors')),
+      feed: sql.raw(name('docket_feed')),
     };
     this.sequencer = `"${schema}"."docket_sequence_changes"`;
   }

@@ -126,10 +126,14 @@ export const docketChanges = pgTable(
   ],
 );
 
-/** The feed's one head row: the last position given. Sequencers take turns on its row lock. */
+/**
+ * The feed's one head row: the last position given (sequencers take turns on its row lock), and the floor of every
+ * namespace once retention removed staged rows nobody numbered (their positions would have come after it).
+ */
 export const docketFeed = pgTable('docket_feed', {
   id: integer('id').primaryKey(),
   head: bigint('head', { mode: 'number' }).notNull(),
+  floor: bigint('floor', { mode: 'number' }).default(0).notNull(),
 });
 
 /** Per namespace, the highest feed position retention removed: a cursor below it is `CURSOR_EXPIRED`. */

@@ -106,4 +106,30 @@ describe.runIf(DATABASE_URL)('the changes feed for readers that may not write', 
     expect(left.rows[0].n).toBe(0);
     await queue.close();
   });
+
+  it('removes staged rows nobody numbered once they are past retention, and expires older cursors', async () => {
+    const at = { now: Date.now() };
+    const queue = createQueue({
+      store: postgresStore({ connectionString: url, schema }),
+      runtime: { mode: 'producer' },
+      logger: false,
+      clock: { now: () => at.now },
+      retention: { runsMs: 60_000, deadLettersMs: 60_000 },
+    });
+    const task = queue.define({ name: 'unread', version: '1' });
+    await queue.ready();
+    const { next: cursor } = await queue.operator.changes({ from: 'now' });
+    await task.start({ query: 1 });
+    await task.start({ query: 2 });
+    const staged = `SELECT count(*)::int AS n FROM "${schema}".docket_changes WHERE position IS NULL`;
+    expect((await admin.query(staged)).rows[0].n).toBe(2);
+    at.now += 61_000;
+    await queue.operator.maintenance.collect();
+    expect((await admin.query(staged)).rows[0].n).toBe(0);
+    await expect(queue.operator.changes({ after: cursor })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED' });
+    const fresh = await task.start({ query: 3 });
+    const page = await queue.operator.changes({ taskName: 'unread' });
+    expect(page.items.map((c) => c.runId)).toEqual([fresh.runId]);
+    await queue.close();
+  });
 });

@@ -38,79 +38,104 @@ const READ_ONLY_TRANSACTION = '25006';
 /** A feed row joined with its history entry. */
 type ChangeRow = HistoryRow & { position: string | number; task_name: string; task_version: string };
 
+/** The namespace's floor: the highest of its own (trimmed positions) and the feed's (staged rows removed). */
+async function floorOf(ctx: PgContext, namespace: string): Promise<number> {
+  const [row] = await rowsOf<{ floor: string | number }>(
+    ctx.live(),
+    sql`SELECT greatest(coalesce((SELECT floor FROM ${ctx.q.feedFloors} WHERE namespace = ${namespace}), 0),
+          coalesce((SELECT floor FROM ${ctx.q.feed} WHERE id = 1), 0)) AS floor`,
+  );
+  return Number(row?.floor ?? 0);
+}
+
 /**
  * `Store.readChanges`: gives positions to the entries committed since the last read (`docket_sequence_changes`, one
  * sequencer at a time), then one range of the partial position index, then the floor, each in its own snapshot: the
  * floor read last, so a trim landing in between makes the read say `CURSOR_EXPIRED`.
  */
 export async function readChanges(ctx: PgContext, request: ChangesRequest): Promise<ChangesAnswer> {
-  const db = ctx.live();
-  const { changes, history, feedFloors } = ctx.q;
+  const { changes, history } = ctx.q;
   await sequence(ctx);
-  const floorOf = async () => {
-    const [row] = await rowsOf<{ floor: string | number }>(
-      db,
-      sql`SELECT floor FROM ${feedFloors} WHERE namespace = ${request.namespace}`,
-    );
-    return Number(row?.floor ?? 0);
-  };
-  const after = request.after ?? (await floorOf());
+  const after = request.after ?? (await floorOf(ctx, request.namespace));
   const task = request.taskName === null ? sql`` : sql`AND c.task_name = ${request.taskName}`;
   const rows = await rowsOf<ChangeRow>(
-    db,
+    ctx.live(),
     sql`SELECT c.position, c.task_name, c.task_version, h.* FROM ${changes} c
         JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
         WHERE c.namespace = ${request.namespace} ${task} AND c.position > ${after}
         ORDER BY c.position LIMIT ${request.limit}`,
   );
-  return { changes: rows.map(changeOf), floor: await floorOf() };
+  return { changes: rows.map(changeOf), floor: await floorOf(ctx, request.namespace) };
 }
 
 /** `Store.changesHead`: positions given first, then the end of the namespace's range, else its floor. */
 export async function changesHead(ctx: PgContext, namespace: string): Promise<number> {
-  const db = ctx.live();
   await sequence(ctx);
   const [row] = await rowsOf<{ head: string | number | null }>(
-    db,
-    sql`SELECT coalesce(
-          (SELECT max(position) FROM ${ctx.q.changes} WHERE namespace = ${namespace} AND position IS NOT NULL),
-          (SELECT floor FROM ${ctx.q.feedFloors} WHERE namespace = ${namespace}), 0) AS head`,
+    ctx.live(),
+    sql`SELECT max(position) AS head FROM ${ctx.q.changes} WHERE namespace = ${namespace} AND position IS NOT NULL`,
   );
-  return Number(row?.head ?? 0);
+  const floor = await floorOf(ctx, namespace);
+  return Math.max(Number(row?.head ?? 0), floor);
 }
 
 /**
- * `Store.trimChanges`: gives positions to what is staged, reads the namespace's oldest positioned entries with their time (none once their run was
- * collected), then removes the prefix before `before` and raises the floor in one statement.
+ * `Store.trimChanges`: the namespace's oldest positioned entries before `before` (the prefix up to the first newer
+ * one, in one statement with its floor), then the staged rows nobody numbered that are as old (`trimStaged`).
  */
 export async function trimChanges(ctx: PgContext, request: TrimChangesRequest): Promise<number> {
-  const db = ctx.live();
   const { changes, history, feedFloors } = ctx.q;
   const before = new Date(request.before).toISOString();
-  // Retention numbers everything staged first (10,000 rows a transaction), so staged rows never pile up where
-  // nobody reads the feed: a deployment without readers pays the numbering once per collection.
-  while ((await sequence(ctx)) === SEQUENCE_AT_MOST);
   const oldest = await rowsOf<{ position: string | number; at: string | null }>(
-    db,
+    ctx.live(),
     sql`SELECT c.position, h.at FROM ${changes} c LEFT JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
         WHERE c.namespace = ${request.namespace} AND c.position IS NOT NULL ORDER BY c.position LIMIT ${request.limit}`,
   );
-  let last = 0;
-  let removed = 0;
-  for (const row of oldest) {
-    if (row.at !== null && row.at >= before) break;
-    last = Number(row.position);
-    removed++;
-  }
-  if (removed === 0) return 0;
-  await rowsOf(
-    db,
+  const last = prefixBefore(oldest, before, (row) => Number(row.position));
+  if (last.count > 0) {
     // A data-modifying WITH runs whether or not the statement reads it: both writes commit together.
-    sql`WITH gone AS (DELETE FROM ${changes} WHERE namespace = ${request.namespace} AND position <= ${last})
-        INSERT INTO ${feedFloors} (namespace, floor) VALUES (${request.namespace}, ${last})
-        ON CONFLICT (namespace) DO UPDATE SET floor = greatest(${feedFloors}.floor, excluded.floor)`,
+    await rowsOf(
+      ctx.live(),
+      sql`WITH gone AS (DELETE FROM ${changes} WHERE namespace = ${request.namespace} AND position <= ${last.key})
+          INSERT INTO ${feedFloors} (namespace, floor) VALUES (${request.namespace}, ${last.key})
+          ON CONFLICT (namespace) DO UPDATE SET floor = greatest(${feedFloors}.floor, excluded.floor)`,
+    );
+  }
+  return last.count + (await trimStaged(ctx, before, request.limit));
+}
+
+/**
+ * Staged rows as old as retention were never read (a reader numbers them): where nobody reads the feed they are
+ * removed unnumbered, oldest `id` first up to the first newer one. Their positions would have come after the head, so
+ * the head moves one past it and the feed's floor with it: a cursor from before is `CURSOR_EXPIRED`.
+ */
+async function trimStaged(ctx: PgContext, before: string, limit: number): Promise<number> {
+  const { changes, history, feed } = ctx.q;
+  const staged = await rowsOf<{ id: string | number; at: string | null }>(
+    ctx.live(),
+    sql`SELECT c.id, h.at FROM ${changes} c LEFT JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
+        WHERE c.position IS NULL ORDER BY c.id LIMIT ${limit}`,
   );
-  return removed;
+  const last = prefixBefore(staged, before, (row) => Number(row.id));
+  if (last.count === 0) return 0;
+  await rowsOf(
+    ctx.live(),
+    sql`WITH gone AS (DELETE FROM ${changes} WHERE position IS NULL AND id <= ${last.key})
+        UPDATE ${feed} SET head = head + 1, floor = head + 1 WHERE id = 1`,
+  );
+  return last.count;
+}
+
+/** The longest prefix of `rows` older than `before` (a row without a time: its run is gone): its count and last key. */
+function prefixBefore<T extends { at: string | null }>(rows: T[], before: string, keyOf: (row: T) => number) {
+  let key = 0;
+  let count = 0;
+  for (const row of rows) {
+    if (row.at !== null && row.at >= before) break;
+    key = keyOf(row);
+    count++;
+  }
+  return { key, count };
 }
 
 function changeOf(row: ChangeRow): StoredChange {
