@@ -94,9 +94,9 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     await page.click('#bulk-apply');
     expect(await page.locator('#confirm-text strong').innerText()).toBe('120');
     expect(await page.locator('#confirm-cancel').getAttribute('class')).toBe('danger');
-    const confirmed = await page
+    const confirmed: string = await page
       .locator('#confirm')
-      .evaluate((form) => new URLSearchParams(new FormData(form as HTMLFormElement) as never).toString());
+      .evaluate('(form) => new URLSearchParams(new FormData(form)).toString()');
     await page.click('#confirm-cancel');
     expect(await page.locator('#notice').innerText()).toBe('cancel: 120 applied, 0 no-ops, 0 conflicts (of 120).');
     const stats = await operator.stats({ taskName: 'sweep' });

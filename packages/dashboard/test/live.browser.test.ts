@@ -57,21 +57,21 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
   });
 
   /** Marks this document: a reload would lose the mark. */
-  const mark = () =>
-    page.evaluate(() => {
-      (window as unknown as { marked: boolean }).marked = true;
-    });
-  const notReloaded = () => page.evaluate(() => (window as unknown as { marked?: boolean }).marked === true);
+  const mark = () => page.evaluate('window.marked = true');
+  const notReloaded = () => page.evaluate('window.marked === true');
+  /** Waits until the overview's count of pending runs shows `n`. */
+  const pendingShows = (n: number, timeout: number) =>
+    page.waitForFunction(
+      `Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === ${n}`,
+      undefined,
+      { timeout, polling: 50 },
+    );
 
   it('shows a run another process starts within two seconds, without a reload', async () => {
     const before = await pending();
     await startElsewhere(1);
     const started = Date.now();
-    await page.waitForFunction(
-      (n) => Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === n,
-      before + 1,
-      { timeout: 2_000, polling: 50 },
-    );
+    await pendingShows(before + 1, 2_000);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(await notReloaded()).toBe(true);
     expect(await page.locator('#live-toggle').getAttribute('aria-pressed')).toBe('true');
@@ -85,11 +85,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
     await page.waitForTimeout(2_500);
     expect(await pending()).toBe(before);
     await page.locator('#live-toggle').click();
-    await page.waitForFunction(
-      (n) => Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === n,
-      before + 2,
-      { timeout: 3_000, polling: 50 },
-    );
+    await pendingShows(before + 2, 3_000);
     expect(await notReloaded()).toBe(true);
   });
 
@@ -97,7 +93,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
     await page.goto(`${url}runs?task=ingest`);
     const listed = await page.locator('tr[data-run-id]').count();
     await startElsewhere(1);
-    await page.waitForFunction((n) => document.querySelectorAll('tr[data-run-id]').length === n, listed + 1, {
+    await page.waitForFunction(`document.querySelectorAll('tr[data-run-id]').length === ${listed + 1}`, undefined, {
       timeout: 2_000,
       polling: 50,
     });
