@@ -24,8 +24,10 @@ import type {
   SettledMinute,
   SettledRequest,
 } from './read-requests.js';
+import type { DueSchedulesRequest, SchedulePlan } from './schedule-requests.js';
 import type { StartsPlan } from './start-plan.js';
 
+export type { DueSchedulesRequest, SchedulePlan, ScheduleWrite, StoredReceipt } from './schedule-requests.js';
 export type {
   CollectRequest,
   CollectResult,
@@ -291,31 +293,6 @@ export interface CreateRunsRequest {
 
 /** What `createRuns` did: core's plan (nothing written unless `ok`), or `capacity` with nothing written. */
 export type CreateRunsResult = StartsPlan | { kind: 'capacity' };
-
-/** A stored operator command's receipt, as a schedule plan sees it. */
-export interface StoredReceipt {
-  requestHash: string;
-  result: Json;
-}
-
-/** What a schedule plan decides: the schedule to store (or `'delete'`, or `null` to leave it), runs, a receipt. */
-export interface ScheduleWrite<T> {
-  schedule: ScheduleRecord | 'delete' | null;
-  runs: readonly Pick<CreateRunRequest, 'run' | 'history'>[];
-  receipt: { commandId: string; requestHash: string; result: Json } | null;
-  value: T;
-}
-
-/** Core's decision about one schedule inside a store transaction. */
-export type SchedulePlan<T> = (current: ScheduleRecord | null, receipt: StoredReceipt | null) => ScheduleWrite<T>;
-
-/** What `dueSchedules` selects. */
-export interface DueSchedulesRequest {
-  namespace: string;
-  tasks: readonly TaskKey[];
-  now: number;
-  limit: number;
-}
 
 /** What `createRun` did. */
 export type CreateRunResult =
