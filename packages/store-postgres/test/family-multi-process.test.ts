@@ -1,13 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { createQueue, type Queue } from '@docket/core';
-import pg from 'pg';
 import { describe } from 'vitest';
 // @ts-expect-error The family trial is plain JavaScript, shared by both stores' tests.
 import { defineFamilyTasks, FAMILY_PROTOCOL } from '../../../tooling/family/app.mjs';
 // @ts-expect-error The family trial is plain JavaScript, shared by both stores' tests.
 import { familyTrialCases, spawnFamilyWorker } from '../../../tooling/family/cases.mjs';
 import { postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema } from './helpers.js';
+import { DATABASE_URL, dropSchema, freshSchema } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/family-worker.mjs', import.meta.url));
 
@@ -20,10 +19,7 @@ describe.runIf(DATABASE_URL)('child runs across worker processes on one PostgreS
     await producer?.close();
     producer = undefined;
     if (schema === '') return;
-    const admin = new pg.Client(url);
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.end();
+    await dropSchema(url, schema);
     schema = '';
   }
 

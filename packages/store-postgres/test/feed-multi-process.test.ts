@@ -1,13 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { createQueue, type Queue } from '@docket/core';
-import pg from 'pg';
 import { describe } from 'vitest';
 // @ts-expect-error The feed trial is plain JavaScript, shared by both stores' tests.
 import { defineFeedTask, FEED_PROTOCOL } from '../../../tooling/feed/app.mjs';
 // @ts-expect-error The feed trial is plain JavaScript, shared by both stores' tests.
 import { feedTrialCases, spawnFeedProcess } from '../../../tooling/feed/cases.mjs';
 import { postgresStore } from '../src/index.js';
-import { DATABASE_URL, freshSchema } from './helpers.js';
+import { DATABASE_URL, dropSchema, freshSchema } from './helpers.js';
 
 const PROCESS = fileURLToPath(new URL('./fixtures/feed-process.mjs', import.meta.url));
 
@@ -32,10 +31,7 @@ describe.runIf(DATABASE_URL)('the changes feed while other processes write one P
     await producer?.close();
     producer = undefined;
     if (schema === '') return;
-    const admin = new pg.Client(url);
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.end();
+    await dropSchema(url, schema);
     schema = '';
   }
 

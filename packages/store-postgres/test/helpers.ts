@@ -55,6 +55,15 @@ export async function serverProducer(schema: string, definition: TaskDefinition)
 }
 
 /** A fresh schema name for one test. */
+/** Drops a schema and everything in it, on a connection of its own. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const admin = new pg.Client(url);
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+}
+
+/** A schema name no other test uses. */
 export const freshSchema = () => `docket_t_${randomBytes(6).toString('hex')}`;
 
 interface Backend {

@@ -35,3 +35,22 @@ export interface TrimChangesRequest {
   before: number;
   limit: number;
 }
+
+/**
+ * The longest prefix of the oldest feed rows that retention may remove: rows written before `before` (ISO time), or
+ * with no time (their run is gone), up to the first newer one. Answers how many, and the key of the last.
+ */
+export function prefixBefore<T extends { at: string | null }>(
+  rows: Iterable<T>,
+  before: string,
+  keyOf: (row: T) => number,
+): { count: number; key: number } {
+  let key = 0;
+  let count = 0;
+  for (const row of rows) {
+    if (row.at !== null && row.at >= before) break;
+    key = keyOf(row);
+    count++;
+  }
+  return { count, key };
+}

@@ -73,7 +73,13 @@ export { KeyTable } from '../util/key-table.js';
 export { isThenable } from '../util/thenable.js';
 export { bindVerbs, STORE_VERB_NAMES, type StoreVerbName, type StoreVerbs } from './bind-verbs.js';
 export { countCallbacks, countCallbacksByRun } from './callback-counts.js';
-export type { ChangesAnswer, ChangesRequest, StoredChange, TrimChangesRequest } from './changes.js';
+export {
+  type ChangesAnswer,
+  type ChangesRequest,
+  prefixBefore,
+  type StoredChange,
+  type TrimChangesRequest,
+} from './changes.js';
 export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {

@@ -2,6 +2,7 @@ import {
   type ChangesAnswer,
   type ChangesRequest,
   type HistoryRow,
+  prefixBefore,
   rowToHistory,
   type StoredChange,
   type TrimChangesRequest,
@@ -124,18 +125,6 @@ async function trimStaged(ctx: PgContext, before: string, limit: number): Promis
         UPDATE ${feed} SET head = head + 1, floor = head + 1 WHERE id = 1`,
   );
   return last.count;
-}
-
-/** The longest prefix of `rows` older than `before` (a row without a time: its run is gone): its count and last key. */
-function prefixBefore<T extends { at: string | null }>(rows: T[], before: string, keyOf: (row: T) => number) {
-  let key = 0;
-  let count = 0;
-  for (const row of rows) {
-    if (row.at !== null && row.at >= before) break;
-    key = keyOf(row);
-    count++;
-  }
-  return { key, count };
 }
 
 function changeOf(row: ChangeRow): StoredChange {

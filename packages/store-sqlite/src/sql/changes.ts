@@ -1,7 +1,8 @@
-import type { HistoryRow } from '@docket/core/store';
 import {
   type ChangesAnswer,
   type ChangesRequest,
+  type HistoryRow,
+  prefixBefore,
   rowToHistory,
   type StoredChange,
   type TrimChangesRequest,
@@ -85,17 +86,12 @@ export function changesHead(ctx: SqliteContext, namespace: string): Promise<numb
 export function trimChanges(ctx: SqliteContext, request: TrimChangesRequest): Promise<number> {
   const before = new Date(request.before).toISOString();
   return ctx.write('operator.maintenance.collect', ({ s }) => {
-    let last = 0;
-    let removed = 0;
-    for (const row of s.changes.oldest.iterate(request.namespace, request.limit)) {
-      if (row.at !== null && row.at >= before) break;
-      last = row.position;
-      removed++;
-    }
-    if (removed === 0) return 0;
-    s.changes.trim.run(request.namespace, last);
-    s.changes.raiseFloor.run(request.namespace, last);
-    return removed;
+    const oldest = s.changes.oldest.all(request.namespace, request.limit);
+    const { count, key } = prefixBefore(oldest, before, (row) => row.position);
+    if (count === 0) return 0;
+    s.changes.trim.run(request.namespace, key);
+    s.changes.raiseFloor.run(request.namespace, key);
+    return count;
   });
 }
 
