@@ -31,6 +31,6 @@ if [ -n "${DOCKET_NODE24_ALL:-}" ]; then
 else
   pnpm test --exclude packages/cli/test/cli.test.ts \
     --exclude 'packages/*/test/schedules-multi-process.test.ts' --exclude 'packages/*/test/flow-multi-process.test.ts' \
-    --exclude 'packages/*/test/family-multi-process.test.ts' \
-    --exclude packages/dashboard/test/browser.test.ts
+    --exclude 'packages/*/test/family-multi-process.test.ts' --exclude 'packages/*/test/feed-multi-process.test.ts' \
+    --exclude 'packages/dashboard/test/*browser.test.ts'
 fi
