@@ -94,9 +94,11 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     await page.click('#bulk-apply');
     expect(await page.locator('#confirm-text strong').innerText()).toBe('120');
     expect(await page.locator('#confirm-cancel').getAttribute('class')).toBe('danger');
-    const confirmed: string = await page
-      .locator('#confirm')
-      .evaluate('(form) => new URLSearchParams(new FormData(form)).toString()');
+    const confirmed = await page.locator('#confirm').evaluate((form) => {
+      // The browser's FormData, reached through globalThis: the test's TypeScript has no DOM library.
+      const { FormData } = globalThis as unknown as { FormData: new (form: unknown) => Iterable<[string, string]> };
+      return new URLSearchParams([...new FormData(form)]).toString();
+    });
     await page.click('#confirm-cancel');
     expect(await page.locator('#notice').innerText()).toBe('cancel: 120 applied, 0 no-ops, 0 conflicts (of 120).');
     const stats = await operator.stats({ taskName: 'sweep' });

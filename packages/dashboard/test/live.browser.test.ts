@@ -10,6 +10,14 @@ import { HAS_CHROMIUM, launchChromium, type PageWatch, watch } from './browser.j
 import { seedRuns } from './seed.js';
 import { STORE_KINDS } from './stores.js';
 
+/** The little of the browser's globals the page functions use. */
+interface Browserish {
+  document: {
+    querySelector(selector: string): { textContent: string | null } | null;
+    querySelectorAll(selector: string): { length: number };
+  };
+}
+
 const START_RUN = fileURLToPath(new URL('./fixtures/start-run.mjs', import.meta.url));
 const run = promisify(execFile);
 
@@ -57,13 +65,21 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
   });
 
   /** Marks this document: a reload would lose the mark. */
-  const mark = () => page.evaluate('window.marked = true');
-  const notReloaded = () => page.evaluate('window.marked === true');
+  // Page functions run in the browser and are passed as functions (the dashboard's CSP refuses strings, as eval):
+  // the test's TypeScript has no DOM library, so they reach the page through `globalThis`.
+  const mark = () =>
+    page.evaluate(() => {
+      (globalThis as unknown as { marked: boolean }).marked = true;
+    });
+  const notReloaded = () => page.evaluate(() => (globalThis as unknown as { marked?: boolean }).marked === true);
   /** Waits until the overview's count of pending runs shows `n`. */
   const pendingShows = (n: number, timeout: number) =>
     page.waitForFunction(
-      `Number(document.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === ${n}`,
-      undefined,
+      (expected) => {
+        const doc = (globalThis as unknown as Browserish).document;
+        return Number(doc.querySelector('#counts td[data-task="*"][data-status="pending"]')?.textContent) === expected;
+      },
+      n,
       { timeout, polling: 50 },
     );
 
@@ -93,7 +109,9 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
     await page.goto(`${url}runs?task=ingest`);
     const listed = await page.locator('tr[data-run-id]').count();
     await startElsewhere(1);
-    await page.waitForFunction(`document.querySelectorAll('tr[data-run-id]').length === ${listed + 1}`, undefined, {
+    const rowsShow = (n: number) =>
+      (globalThis as unknown as Browserish).document.querySelectorAll('tr[data-run-id]').length === n;
+    await page.waitForFunction(rowsShow, listed + 1, {
       timeout: 2_000,
       polling: 50,
     });

@@ -71,9 +71,12 @@ describe.runIf(DATABASE_URL)('several processes on one PostgreSQL server', () =>
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       '__docket_migrations',
+      'docket_changes',
       'docket_commands',
       'docket_definitions',
       'docket_events',
+      'docket_feed',
+      'docket_feed_floors',
       'docket_flow_claims',
       'docket_flow_groups',
       'docket_history',
