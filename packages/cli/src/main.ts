@@ -258,7 +258,7 @@ async function onStore(command: string, values: Values, checked: CheckedUsage, i
         throw new UsageError('watch takes --cursor or --from-start, not both');
       }
       const flags = { task: values.task, cursor: values.cursor, fromStart: values['from-start'] === true };
-      return await watchCommand(queue, { ...flags, json: values.json === true }, io.out, io.stopped);
+      return await watchCommand(queue, { ...flags, json: values.json === true }, io, io.stopped);
     }
     const { limit, expectedRevision } = checked;
     return await dispatch(queue, command, checked.args[0] ?? '', { ...values, limit, expectedRevision }, io);

@@ -23,16 +23,18 @@ export function changeLine(change: WatchedChange): string {
 export async function watchCommand(
   queue: Queue,
   flags: WatchFlags,
-  out: (text: string) => void,
+  io: { out: (text: string) => void; err: (text: string) => void },
   stopped: Promise<unknown> = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]),
 ): Promise<number> {
   const controller = new AbortController();
   void stopped.then(() => controller.abort());
-  const changes = queue.watch({
-    signal: controller.signal,
-    ...(flags.task === undefined ? {} : { taskName: flags.task }),
-    ...(flags.cursor === undefined ? { from: flags.fromStart ? 'oldest' : 'now' } : { after: flags.cursor }),
-  });
+  const task = flags.task === undefined ? {} : { taskName: flags.task };
+  // From now: the cursor is taken before the watch says it started, so nothing committed after that line is missed.
+  const after =
+    flags.cursor ?? (flags.fromStart ? undefined : (await queue.operator.changes({ ...task, from: 'now' })).next);
+  const changes = queue.watch({ signal: controller.signal, ...task, ...(after === undefined ? {} : { after }) });
+  io.err(`watching ${queue.namespace}${flags.task ? ` (task ${flags.task})` : ''}; Ctrl-C stops`);
+  const out = io.out;
   for await (const change of changes) out(flags.json ? JSON.stringify(change) : changeLine(change));
   return 0;
 }

@@ -64,7 +64,7 @@ afterAll(async () => {
 describe('docket watch', () => {
   it('prints what other processes commit from now on, one JSON object per line, until SIGINT (exit 0)', async () => {
     const w = watch(['--json', '--task', 'watched']);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until(() => w.err().includes('watching default (task watched); Ctrl-C stops'), 'the watch to start');
     const { runId } = await task.start({ query: 'after' });
     await other.start({ query: 'not this task' });
     await until(() => w.lines.some((line) => line.includes('"to":"success"')), 'the run to succeed in the feed');
