@@ -1,5 +1,5 @@
 import { createQueue, type Operator, type Store } from '@docket/core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDashboard } from '../src/index.js';
 import { serveDashboard } from '../src/node.js';
@@ -19,11 +19,10 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
   let targets: string[] = [];
   let store: Store;
 
+  // One seeded store and dashboard for the file: each test acts on runs of its own (the keyed invoices, the sweep,
+  // the failed notices, a schedule of its own); a fresh browser context per test.
   beforeAll(async () => {
     browser = await launchChromium();
-  });
-  afterAll(() => browser.close());
-  beforeEach(async () => {
     store = kind.open(cleanups);
     seeded = await seedRuns(store);
     const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
@@ -41,14 +40,20 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     const served = await serveDashboard(dashboard, { port: 0 });
     cleanups.push(() => served.close());
     url = served.url;
-    const context = await browser.newContext();
-    cleanups.push(() => context.close());
+  });
+  afterAll(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+    await browser.close();
+  });
+  let context: BrowserContext;
+  beforeEach(async () => {
+    context = await browser.newContext();
     page = await context.newPage();
     seen = watch(page);
   });
   afterEach(async () => {
+    await context.close();
     expect(seen.errors).toEqual([]);
-    for (const fn of cleanups.splice(0).reverse()) await fn();
   });
 
   const shownIds = () =>
@@ -138,11 +143,14 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
   });
 
   it("opens a task's page from the overview: its state and pause form, its schedules and its recent failures", async () => {
+    // A task that still has failed runs (the retry test sent two of them back).
+    const name = (await operator.runs.list({ status: 'failed' })).items[0]?.task.name as string;
+    expect(name).toBeDefined();
     await page.goto(url);
-    await page.locator('#tasks a', { hasText: 'release-notice' }).click();
-    await page.waitForURL(/\/tasks\/release-notice$/);
+    await page.locator(`#tasks tr[data-task-name="${name}"] a`).click();
+    await page.waitForURL(new RegExp(`/tasks/${name}$`));
     expect(await page.locator('dd[data-field="state"]').innerText()).toBe('active');
-    const failed = await operator.runs.list({ taskName: 'release-notice', status: 'failed' });
+    const failed = await operator.runs.list({ taskName: name, status: 'failed', limit: 10 });
     const shown = await page
       .locator('#recent-failures tr[data-run-id]')
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
@@ -152,7 +160,8 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     );
     await page.fill('form.action[data-verb="pause"] input[name="reason"]', 'provider outage');
     await page.click('form.action[data-verb="pause"] button');
-    expect((await operator.tasks.list()).find((t) => t.name === 'release-notice')?.paused).toBe(true);
+    await page.waitForURL(/notice=pause/);
+    expect((await operator.tasks.list()).find((t) => t.name === name)?.paused).toBe(true);
     const missing = await page.request.get(`${url}tasks/no-such-task`);
     expect(missing.status()).toBe(404);
   });

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createQueue, type Operator } from '@docket/core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDashboard } from '../src/index.js';
 import { serveDashboard } from '../src/node.js';
@@ -36,11 +36,10 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
   const pending = async () =>
     Number(await page.locator('#counts td[data-task="*"][data-status="pending"]').innerText());
 
+  // One seeded store and dashboard for the file (each test compares counts with what it saw first); a fresh browser
+  // context per test.
   beforeAll(async () => {
     browser = await launchChromium();
-  });
-  afterAll(() => browser.close());
-  beforeEach(async () => {
     const store = kind.open(cleanups);
     await seedRuns(store);
     const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
@@ -52,16 +51,22 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
     const served = await serveDashboard(dashboard, { port: 0 });
     cleanups.push(() => served.close());
     url = served.url;
-    const context = await browser.newContext();
-    cleanups.push(() => context.close());
+  });
+  afterAll(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+    await browser.close();
+  });
+  let context: BrowserContext;
+  beforeEach(async () => {
+    context = await browser.newContext();
     page = await context.newPage();
     seen = watch(page);
     await page.goto(url);
     await mark();
   });
   afterEach(async () => {
+    await context.close();
     expect(seen.errors).toEqual([]);
-    for (const fn of cleanups.splice(0).reverse()) await fn();
   });
 
   /** Marks this document: a reload would lose the mark. */
