@@ -75,17 +75,17 @@ export interface LiveAnswer {
  * when a cursor was given (what the page shows may be older than what is kept).
  */
 export async function liveAnswer(operator: Operator, after: string | undefined): Promise<LiveAnswer> {
-  if (after === undefined || after === '') return { next: (await operator.changes({ from: 'now' })).next, count: 0 };
+  if (after === undefined || after === '') return { next: await feedHead(operator), count: 0 };
   try {
     const page = await operator.changes({ after, limit: 1000 });
     return { next: page.next, count: page.items.length };
   } catch (error) {
     if (!isDocketError(error, 'CURSOR_EXPIRED') && !isDocketError(error, 'CURSOR_INVALID')) throw error;
-    return { next: (await operator.changes({ from: 'now' })).next, count: 1 };
+    return { next: await feedHead(operator), count: 1 };
   }
 }
 
-/** The cursor after the newest entry, which a page is rendered at; `''` when the feed cannot be read. */
+/** The cursor after the newest entry, which a page is rendered at. */
 export async function feedHead(operator: Operator): Promise<string> {
   return (await operator.changes({ from: 'now' })).next;
 }
