@@ -12,7 +12,7 @@ export interface Collected {
 export async function collectExpired(engine: Engine): Promise<Collected> {
   const now = engine.now();
   const totals = { runs: 0, events: 0, deadLetters: 0 };
-  // The feed first: a store that stages entries (PostgreSQL) numbers them while their runs still exist.
+  // The feed first, while the entries of the runs collected next still have their history (their times).
   await trimFeed(engine, now - engine.options.retention.runsMs);
   let after: string | null = null;
   do {
