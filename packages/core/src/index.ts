@@ -43,6 +43,7 @@ export type {
   RunCommand,
   RunListItem,
 } from './runtime/operator/operator.js';
+export type { ScheduleRunNowCommand, ScheduleRunNowResult } from './runtime/operator/schedule-run-now.js';
 export type { OperatorSchedules, ScheduleCommand, ScheduleCommandResult } from './runtime/operator/schedules.js';
 export type { SettledPerMinute } from './runtime/operator/settled.js';
 export type { Stats, StatusCounts } from './runtime/operator/stats.js';

@@ -9,7 +9,7 @@ import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
-import { listTasks, registerDefinition } from './sql/definitions.js';
+import { getDefinition, listTasks, registerDefinition } from './sql/definitions.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -77,6 +77,7 @@ export function createPostgresStore(
     ...bindVerbs<PgContext, PostgresTransaction>(ctx, {
       registerDefinition: classified('store.registerDefinition', registerDefinition),
       listTasks: classified('store.listTasks', listTasks),
+      getDefinition: classified('store.getDefinition', getDefinition),
       createRun: (c, request) =>
         request.maxRuns === null ? startGrouped(request) : createCappedRun(c, request, request.maxRuns),
       createRuns,

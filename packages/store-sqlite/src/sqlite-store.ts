@@ -10,7 +10,7 @@ import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { claim, nextDueAt } from './sql/claim.js';
 import { collect } from './sql/collect.js';
 import { runCommand } from './sql/commands.js';
-import { listTasks, registerDefinition } from './sql/definitions.js';
+import { getDefinition, listTasks, registerDefinition } from './sql/definitions.js';
 import {
   callbackCounts,
   callbackCountsOf,
@@ -59,6 +59,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...bindVerbs<SqliteContext, SqliteTransaction>(ctx, {
       registerDefinition,
       listTasks,
+      getDefinition,
       createRun,
       createRuns,
       transactSchedule,

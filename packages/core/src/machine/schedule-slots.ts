@@ -1,6 +1,14 @@
 import { Cron } from 'croner';
 import type { Misfire, ScheduleRecord } from './schedule-types.js';
 
+/**
+ * The idempotency-key prefix of every run a schedule makes, `schedule:<id>:` (its slots' and its "run now" runs):
+ * schedule ids hold no `:`, so no other schedule's keys start with it.
+ */
+export function scheduleKeyPrefix(id: string): string {
+  return `schedule:${id}:`;
+}
+
 /** The most missed slots `misfire: 'all'` makes runs for in one catch-up. */
 export const MAX_CATCH_UP = 100;
 /** The most slots one firing steps through; past it, older slots are passed over without being counted. */

@@ -4,6 +4,7 @@ import type { Store } from './contract.js';
 export const STORE_VERB_NAMES = [
   'registerDefinition',
   'listTasks',
+  'getDefinition',
   'createRun',
   'createRuns',
   'transactSchedule',

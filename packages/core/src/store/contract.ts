@@ -70,6 +70,16 @@ export interface Store<Tx = unknown> {
   listTasks(namespace: string): Promise<TaskRecord[]>;
 
   /**
+   * One registered definition's hash and canonical form, or `null`: how an operator starts a run of a task its own
+   * process did not declare (a schedule's "run now").
+   */
+  getDefinition(
+    namespace: string,
+    name: string,
+    version: string,
+  ): Promise<Pick<DefinitionRecord, 'hash' | 'definition'> | null>;
+
+  /**
    * Inserts a new run with its first history entry, unless its idempotency key already names a run (then that run
    * is returned) or the namespace holds `maxRuns` live runs. Atomic: two concurrent calls with one key create one run.
    */

@@ -141,6 +141,7 @@ export {
   type MemoryTransaction,
   memoryStore,
 } from './memory-store.js';
+export { keyPrefixEnd } from './read-requests.js';
 export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
   claimRankOfRow,

@@ -7,7 +7,7 @@ import { changesHead, readChanges, trimChanges } from './memory/changes.js';
 import { claimDue, nextDueAt, recoverExpired } from './memory/claim.js';
 import { collect } from './memory/collect.js';
 import { runCommand } from './memory/commands.js';
-import { listTasks, registerDefinition } from './memory/definitions.js';
+import { getDefinition, listTasks, registerDefinition } from './memory/definitions.js';
 import { listChildren, listRuns, runReads } from './memory/reads.js';
 import { dueSchedules, listSchedules, transactSchedule } from './memory/schedules.js';
 import { createRun, createRuns } from './memory/start.js';
@@ -63,6 +63,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     ...bindVerbs<MemoryState, MemoryTransaction>(m, {
       registerDefinition,
       listTasks,
+      getDefinition,
       createRun,
       createRuns,
       transactSchedule,

@@ -1,6 +1,14 @@
 // The requests and answers of the store's read verbs: stats, lists, and collection.
 import type { CallbackEventStatus, RunStatus } from '../machine/run-types.js';
 
+/**
+ * The first string above every string that starts with `prefix` (its last character raised by one): the upper bound
+ * of a key-prefix range, `key >= prefix AND key < keyPrefixEnd(prefix)`, in binary collation.
+ */
+export function keyPrefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /** What `Store.runStats` counts: one namespace, one task name or all of them. */
 export interface RunStatsRequest {
   namespace: string;
@@ -55,6 +63,8 @@ export interface ListRunsRequest {
   parentRunId?: string;
   /** Only the run with this key (with `taskName`, which core always gives with it: one unique-index lookup). */
   idempotencyKey?: string;
+  /** Only runs whose key starts with this (with `taskName`: a range of the same unique index), when given. */
+  idempotencyKeyPrefix?: string;
   /** Only runs whose id sorts at or above this one (a creation-time prefix: runs created from then on). */
   from?: string;
   limit: number;

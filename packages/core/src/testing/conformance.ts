@@ -95,7 +95,10 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
   retention: { suite: retentionSuite, verbs: ['collect'] },
   retries: { suite: retriesSuite, verbs: ['claimCallbackEvents', 'transactCallbackEvent', 'transact'] },
   bulkStarts: { suite: bulkStartsSuite, verbs: ['createRuns', 'listRuns', 'callbackCountsOf'] },
-  schedules: { suite: schedulesSuite, verbs: ['transactSchedule', 'dueSchedules', 'listSchedules'] },
+  schedules: {
+    suite: schedulesSuite,
+    verbs: ['transactSchedule', 'dueSchedules', 'listSchedules', 'getDefinition', 'listRuns'],
+  },
   stats: { suite: statsSuite, verbs: ['runStats', 'settledPerMinute'] },
   flow: { suite: flowSuite, verbs: ['claimDue', 'registerDefinition', 'listTasks', 'runCommand', 'listRuns'] },
   children: { suite: childrenSuite, verbs: ['transact', 'claimDue', 'listChildren', 'listRuns', 'runCommand'] },

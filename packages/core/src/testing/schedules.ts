@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { Queue } from '../runtime/queue/create-queue.js';
+import { createQueue, type Queue } from '../runtime/queue/create-queue.js';
 import { isDocketError } from '../util/errors.js';
 import { describeArea, type HarnessFactory, manualClock, sleep, waitFor } from './harness.js';
 
@@ -191,6 +191,64 @@ export function schedulesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       });
       clock.set(T0 + 6 * MINUTE);
       await waitFor(async () => (await runsOf(c.queue)).length === 1, 'the first slot after the resume');
+    });
+
+    it('runs a schedule now from a queue that declares none of its tasks: once per command, listed with its slots', async () => {
+      await area.harness();
+      const clock = manualClock(T0);
+      const executed: string[] = [];
+      const c = await consumer(clock, executed);
+      await c.task.schedule('nightly', { cron: '0 3 * * *', query: { n: 1 }, limits: { modelCalls: 2 } });
+      await c.task.schedule('hourly', { cron: '0 * * * *', query: { n: 2 } });
+      const before = (await c.queue.operator.schedules.list()).items;
+      const bare = createQueue<Tx>({
+        store: area.h.secondStore(),
+        logger: false,
+        runtime: { mode: 'producer' },
+        clock,
+      });
+      area.track(bare);
+      await bare.ready();
+      const op = bare.operator.schedules;
+      const cmd = { id: 'nightly', reason: 'backfill', commandId: 'now-1' };
+      const first = await op.runNow(cmd);
+      if (first.kind !== 'applied') throw new Error(`runNow answered ${first.kind}`);
+      expect(await op.runNow(cmd)).toEqual(first);
+      const conflict = await op.runNow({ ...cmd, reason: 'other' }).catch((e: unknown) => e);
+      expect(isDocketError(conflict, 'COMMAND_CONFLICT')).toBe(true);
+      expect(await op.runNow({ id: 'missing', reason: 'x', commandId: 'now-m' })).toEqual({
+        kind: 'not_found',
+        id: 'missing',
+      });
+      for (const bad of [
+        { ...cmd, reason: '' },
+        { ...cmd, id: 'no such id!' },
+        { ...cmd, commandId: undefined },
+      ]) {
+        expect(isDocketError(await op.runNow(bad as never).catch((e: unknown) => e), 'CONFIG_INVALID')).toBe(true);
+      }
+      await waitFor(() => executed.includes(first.runId), 'the run started now');
+      expect(await bare.operator.runs.get(first.runId)).toMatchObject({
+        query: { n: 1 },
+        trigger: { schedule: 'nightly' },
+        limits: { modelCalls: { limit: 2 } },
+      });
+      expect((await bare.operator.runs.history(first.runId))[0]).toMatchObject({
+        actor: 'operator',
+        detail: { reason: 'backfill', commandId: 'now-1' },
+      });
+      expect((await op.list()).items).toEqual(before);
+      clock.set(T0 + 4 * 60 * MINUTE);
+      await waitFor(async () => (await runsOf(c.queue)).length === 3, 'the slots of both schedules');
+      const ofSchedule = async (scheduleId: string) =>
+        (await bare.operator.runs.list({ taskName: 'cron', scheduleId })).items.map((r) => r.runId);
+      const nightly = await ofSchedule('nightly');
+      expect(nightly).toHaveLength(2);
+      expect(nightly).toContain(first.runId);
+      expect(await ofSchedule('hourly')).toHaveLength(1);
+      expect(await ofSchedule('never')).toEqual([]);
+      const untasked = await bare.operator.runs.list({ scheduleId: 'nightly' }).catch((e: unknown) => e);
+      expect(isDocketError(untasked, 'CONFIG_INVALID')).toBe(true);
     });
   });
 }

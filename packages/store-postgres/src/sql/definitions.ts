@@ -1,3 +1,4 @@
+import type { Json } from '@docket/core';
 import {
   type DefinitionRecord,
   definitionConflict,
@@ -47,6 +48,21 @@ async function registerTask(ctx: PgContext, definition: DefinitionRecord): Promi
     return task;
   });
   ctx.rememberFlowState(registered);
+}
+
+/** `Store.getDefinition`: one registered definition's hash and canonical form. */
+export async function getDefinition(
+  ctx: PgContext,
+  namespace: string,
+  name: string,
+  version: string,
+): Promise<Pick<DefinitionRecord, 'hash' | 'definition'> | null> {
+  const rows = await rowsOf<{ hash: string; definition: string }>(
+    ctx.live(),
+    sql`SELECT hash, definition FROM ${ctx.q.definitions} WHERE namespace = ${namespace} AND name = ${name} AND version = ${version}`,
+  );
+  const row = rows[0];
+  return row === undefined ? null : { hash: row.hash, definition: JSON.parse(row.definition) as Json };
 }
 
 /** `Store.listTasks`: the namespace's tasks by name. */

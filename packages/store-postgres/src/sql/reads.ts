@@ -3,6 +3,7 @@ import {
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
+  keyPrefixEnd,
   type ListChildrenRequest,
   type ListRunsRequest,
   type RunRecord,
@@ -107,6 +108,10 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
   if (request.group !== undefined) filters.push(sql`group_key = ${request.group}`);
   if (request.parentRunId !== undefined) filters.push(sql`parent_run_id = ${request.parentRunId}`);
   if (request.idempotencyKey !== undefined) filters.push(sql`idempotency_key = ${request.idempotencyKey}`);
+  const prefix = request.idempotencyKeyPrefix;
+  if (prefix !== undefined) {
+    filters.push(sql`idempotency_key >= ${prefix} AND idempotency_key < ${keyPrefixEnd(prefix)}`);
+  }
   if (request.from !== undefined) filters.push(sql`run_id >= ${request.from}`);
   const found = await rowsOf<RunRow>(
     ctx.live(),

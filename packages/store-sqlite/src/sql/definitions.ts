@@ -1,3 +1,4 @@
+import type { Json } from '@docket/core';
 import {
   type DefinitionRecord,
   definitionConflict,
@@ -11,15 +12,15 @@ import { selectTask, writeTask } from '../flow/flow.js';
 
 /** The statements `definitionStatements` prepares. */
 export interface DefinitionStatements {
-  selectDefinition: Database.Statement<[string, string, string], { hash: string }>;
+  selectDefinition: Database.Statement<[string, string, string], { hash: string; definition: string }>;
   insertDefinition: Database.Statement<[Record<string, string | number>]>;
 }
 
 /** The definitions' statements, prepared once per connection. */
 export function definitionStatements(db: Database.Database): DefinitionStatements {
   return {
-    selectDefinition: db.prepare<[string, string, string], { hash: string }>(
-      'SELECT hash FROM docket_definitions WHERE namespace = ? AND name = ? AND version = ?',
+    selectDefinition: db.prepare<[string, string, string], { hash: string; definition: string }>(
+      'SELECT hash, definition FROM docket_definitions WHERE namespace = ? AND name = ? AND version = ?',
     ),
     insertDefinition: db.prepare<[Record<string, string | number>]>(
       'INSERT INTO docket_definitions (namespace, name, version, hash, definition, created_at) VALUES (@namespace, @name, @version, @hash, @definition, @created_at)',
@@ -49,6 +50,19 @@ export async function registerDefinition(ctx: SqliteContext, definition: Definit
     return false;
   });
   if (conflict) throw definitionConflict(definition);
+}
+
+/** `Store.getDefinition`: one registered definition's hash and canonical form. */
+export function getDefinition(
+  ctx: SqliteContext,
+  namespace: string,
+  name: string,
+  version: string,
+): Promise<Pick<DefinitionRecord, 'hash' | 'definition'> | null> {
+  return ctx.read('store.getDefinition', ({ s }) => {
+    const row = s.definitions.selectDefinition.get(namespace, name, version);
+    return row === undefined ? null : { hash: row.hash, definition: JSON.parse(row.definition) as Json };
+  });
 }
 
 /** `Store.listTasks`: the namespace's tasks by name. */

@@ -3,6 +3,7 @@ import {
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
+  keyPrefixEnd,
   type ListChildrenRequest,
   type ListRunsRequest,
   RUN_COLUMNS,
@@ -117,8 +118,8 @@ export function readStatements(db: Database.Database): ReadStatements {
 function runListing(db: Database.Database): ReadStatements['listRuns'] {
   const statements = new Map<string, Database.Statement>();
   return (request) => {
-    const { taskName, status, group, parentRunId, idempotencyKey, from } = request;
-    const given = [taskName !== null, status !== null, group, parentRunId, idempotencyKey, from];
+    const { taskName, status, group, parentRunId, idempotencyKey, idempotencyKeyPrefix: prefix, from } = request;
+    const given = [taskName !== null, status !== null, group, parentRunId, idempotencyKey, prefix, from];
     const key = given.map((g) => g !== undefined && g !== false).join(':');
     let statement = statements.get(key);
     if (!statement) {
@@ -128,6 +129,7 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
       if (group !== undefined) where.push('group_key = @group_key');
       if (parentRunId !== undefined) where.push('parent_run_id = @parent_run_id');
       if (idempotencyKey !== undefined) where.push('idempotency_key = @idempotency_key');
+      if (prefix !== undefined) where.push('idempotency_key >= @key_from AND idempotency_key < @key_below');
       if (from !== undefined) where.push('run_id >= @from');
       statement = db
         .prepare(
@@ -146,6 +148,7 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
     if (group !== undefined) params.group_key = group;
     if (parentRunId !== undefined) params.parent_run_id = parentRunId;
     if (idempotencyKey !== undefined) params.idempotency_key = idempotencyKey;
+    if (prefix !== undefined) Object.assign(params, { key_from: prefix, key_below: keyPrefixEnd(prefix) });
     if (from !== undefined) params.from = from;
     return (statement.all(params) as unknown[][]).map(runRowOf);
   };

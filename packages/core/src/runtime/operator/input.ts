@@ -22,6 +22,12 @@ const commandFields = {
 export const runCommandSchema = strictObject({ runId: v.string(), ...commandFields });
 /** A task command's input (`tasks.pause|resume`). */
 export const taskCommandSchema = strictObject({ task: nameSchema, ...commandFields });
+/** A schedule's "run now" input: no revision, since it starts a run and leaves the schedule as it is. */
+export const runNowSchema = strictObject({
+  id: nameSchema,
+  reason: commandFields.reason,
+  commandId: commandFields.commandId,
+});
 /** A dead-letter replay's input. */
 export const replaySchema = strictObject({
   eventId: v.pipe(v.string(), v.minLength(1), v.maxBytes(512), cleanText),
@@ -35,6 +41,7 @@ export const listSchema = strictObject({
   group: v.optional(v.pipe(v.string(), v.minLength(1), v.maxBytes(256), cleanText)),
   parentRunId: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, 'must be a run id (32 lowercase hex)'))),
   idempotencyKey: v.optional(v.pipe(v.string(), v.minBytes(1), v.maxBytes(256))),
+  scheduleId: v.optional(nameSchema),
   createdFrom: v.optional(v.pipe(v.string(), v.isoTimestamp())),
   createdTo: v.optional(v.pipe(v.string(), v.isoTimestamp())),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),

@@ -56,6 +56,8 @@ export interface Operator {
       parentRunId?: string;
       /** Only the run started with this key (needs `taskName`: keys are per task). */
       idempotencyKey?: string;
+      /** Only the runs this schedule made: its slots' and its "run now" runs (needs `taskName`, the schedule's task). */
+      scheduleId?: string;
       /** Only runs created at or after this time (ISO-8601). */
       createdFrom?: string;
       /** Only runs created before this time (ISO-8601). */

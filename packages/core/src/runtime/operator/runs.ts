@@ -6,6 +6,7 @@ import {
   toRunInfo,
 } from '../../machine/run-types.js';
 import { transitionWrite } from '../../machine/run-write.js';
+import { scheduleKeyPrefix } from '../../machine/schedule-slots.js';
 import { transition } from '../../machine/state-machine.js';
 import type { RunWrite } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
@@ -27,21 +28,25 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
         ...(o.group === undefined ? {} : { group: o.group }),
         ...(o.parentRunId === undefined ? {} : { parentRunId: o.parentRunId }),
         ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+        ...(o.scheduleId === undefined ? {} : { scheduleId: o.scheduleId }),
         ...(o.createdFrom === undefined ? {} : { createdFrom: o.createdFrom }),
         ...(o.createdTo === undefined ? {} : { createdTo: o.createdTo }),
       }));
-      const { createdFrom, createdTo, ...request } = filter;
-      if (request.idempotencyKey !== undefined && request.taskName === null) {
-        throw new DocketError(
-          'CONFIG_INVALID',
-          'operator.runs.list: idempotencyKey needs taskName (keys are per task)',
-          {
+      const { createdFrom, createdTo, scheduleId, ...request } = filter;
+      for (const [field, given] of [
+        ['idempotencyKey', request.idempotencyKey],
+        ['scheduleId', scheduleId],
+      ]) {
+        if (given !== undefined && request.taskName === null) {
+          throw new DocketError('CONFIG_INVALID', `operator.runs.list: ${field} needs taskName (keys are per task)`, {
             operation: 'operator.runs.list',
-          },
-        );
+            details: { field },
+          });
+        }
       }
       const bounds = createdBounds(createdFrom, createdTo, before);
-      const runs = await store.listRuns({ ...request, ...bounds, limit: limit + 1 });
+      const byKey = scheduleId === undefined ? {} : { idempotencyKeyPrefix: scheduleKeyPrefix(scheduleId) };
+      const runs = await store.listRuns({ ...request, ...byKey, ...bounds, limit: limit + 1 });
       const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);
       const callbacks = await store.callbackCountsOf(
         namespace,

@@ -5,6 +5,7 @@ import { DocketError } from '../../util/errors.js';
 import type { Json } from '../../util/json.js';
 import { cleanText, nameSchema, strictObject } from '../../util/validation.js';
 import { hash, listRequest, type OperatorScope, parse, sliceOf } from './input.js';
+import { runScheduleNow, type ScheduleRunNowCommand, type ScheduleRunNowResult } from './schedule-run-now.js';
 
 /** An operator command on one schedule. */
 export interface ScheduleCommand {
@@ -19,7 +20,7 @@ export type ScheduleCommandResult =
   | { kind: 'not_found'; id: string }
   | { kind: 'applied' | 'noop'; id: string; revision: number; enabled: boolean; changed: boolean };
 
-/** `operator.schedules`: list, pause and resume any schedule of the namespace. */
+/** `operator.schedules`: list, pause, resume and run now any schedule of the namespace. */
 export interface OperatorSchedules {
   /** Schedules in id order, `limit` (default 50, at most 200) at a time. */
   list(options?: { limit?: number; cursor?: string }): Promise<{ items: ScheduleInfo[]; nextCursor: string | null }>;
@@ -27,6 +28,8 @@ export interface OperatorSchedules {
   pause(command: ScheduleCommand): Promise<ScheduleCommandResult>;
   /** Lets a paused schedule fire again from its next slot after now (slots of the pause are not caught up). */
   resume(command: ScheduleCommand): Promise<ScheduleCommandResult>;
+  /** Starts one run of the schedule now, with its query and a key of its own; the schedule's slots are unchanged. */
+  runNow(command: ScheduleRunNowCommand): Promise<ScheduleRunNowResult>;
 }
 
 const listSchema = strictObject({
@@ -54,6 +57,7 @@ export function operatorSchedules(scope: OperatorScope): OperatorSchedules {
     },
     pause: (command) => scheduleCommand(scope, 'pause', command),
     resume: (command) => scheduleCommand(scope, 'resume', command),
+    runNow: (command) => runScheduleNow(scope, command),
   };
 }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { cronProblem, decideFiring, nextSlot } from '../../machine/schedule-slots.js';
+import { cronProblem, decideFiring, nextSlot, scheduleKeyPrefix } from '../../machine/schedule-slots.js';
 import type { Misfire, ScheduleRecord } from '../../machine/schedule-types.js';
 import type { CreateRunRequest } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
@@ -212,7 +212,7 @@ function slotRun(
   const { run, history } = prepareStart(
     engine,
     def,
-    { query: schedule.query, idempotencyKey: `schedule:${schedule.id}:${at}`, limits: schedule.limits },
+    { query: schedule.query, idempotencyKey: `${scheduleKeyPrefix(schedule.id)}${at}`, limits: schedule.limits },
     'schedule.fire',
   );
   run.trigger = { schedule: schedule.id, at };

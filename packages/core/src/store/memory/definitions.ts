@@ -15,6 +15,17 @@ export function registerDefinition(m: MemoryState, definition: DefinitionRecord)
   });
 }
 
+/** `Store.getDefinition`: one registered definition's hash and canonical form. */
+export async function getDefinition(
+  m: MemoryState,
+  namespace: string,
+  name: string,
+  version: string,
+): Promise<Pick<DefinitionRecord, 'hash' | 'definition'> | null> {
+  const found = m.definitions.get(`${namespace}\u0000${name}\u0000${version}`);
+  return found === undefined ? null : { hash: found.hash, definition: clone(found.definition) };
+}
+
 /** `Store.listTasks`: the namespace's tasks by name. */
 export async function listTasks(m: MemoryState, namespace: string): Promise<TaskRecord[]> {
   return [...m.tasks.values()]

@@ -79,10 +79,15 @@ export async function listRuns(m: MemoryState, request: ListRunsRequest): Promis
     .filter((r) => request.parentRunId === undefined || r.parent?.runId === request.parentRunId)
     .filter((r) => request.before === null || r.runId < request.before)
     .filter((r) => request.idempotencyKey === undefined || r.idempotencyKey === request.idempotencyKey)
+    .filter((r) => request.idempotencyKeyPrefix === undefined || keyStartsWith(r, request.idempotencyKeyPrefix))
     .filter((r) => request.from === undefined || r.runId >= request.from)
     .sort((a, b) => (a.runId < b.runId ? 1 : -1))
     .slice(0, request.limit)
     .map(clone);
+}
+
+function keyStartsWith(run: RunRecord, prefix: string): boolean {
+  return run.idempotencyKey?.startsWith(prefix) === true;
 }
 
 /** `Store.listChildren`: one page's children, in id order. */
