@@ -11,7 +11,7 @@ import { schedulesPage } from './pages/schedules.js';
 /** The run verbs a form may post. */
 export const RUN_VERBS = new Set(['pause', 'resume', 'cancel', 'retry']);
 /** The schedule verbs a form may post. */
-export const SCHEDULE_VERBS = new Set(['pause', 'resume']);
+export const SCHEDULE_VERBS = new Set(['pause', 'resume', 'run-now']);
 /** The task verbs a form may post. */
 export const TASK_VERBS = new Set(['pause', 'resume']);
 
@@ -59,11 +59,19 @@ export async function replayAction(c: Context<DashboardEnv>, operator: Operator,
   }
 }
 
-/** POST `/schedules/:id/:verb`: pauses or resumes a schedule. */
+/**
+ * POST `/schedules/:id/:verb`: pauses or resumes a schedule, or starts one run of it now (then shows that run).
+ */
 export async function scheduleAction(c: Context<DashboardEnv>, operator: Operator, form: Form): Promise<Response> {
   const id = c.req.param('id') as string;
-  const verb = c.req.param('verb') as 'pause' | 'resume';
+  const verb = c.req.param('verb') as 'pause' | 'resume' | 'run-now';
   const page = c.get('page');
+  if (verb === 'run-now') {
+    const { reason, commandId } = command(form);
+    const result = await operator.schedules.runNow({ id, reason, commandId });
+    if (result.kind === 'not_found') return c.html(errorPage(page, 'Schedule not found', `no schedule ${id}`), 404);
+    return c.redirect(`${page.base}/runs/${result.runId}?notice=run-now:applied`, 303);
+  }
   try {
     const result = await operator.schedules[verb]({ id, ...command(form) });
     if (result.kind === 'not_found') return c.html(errorPage(page, 'Schedule not found', `no schedule ${id}`), 404);

@@ -189,4 +189,28 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-schedule-id')).sort());
     expect(listed).toEqual(['hourly-ingest', 'late-ingest']);
   });
+
+  it("runs a schedule now from its row, opens the new run, and lists it among the schedule's runs", async () => {
+    const id = seeded.schedule;
+    await page.goto(`${url}schedules`);
+    const row = page.locator(`tr[data-schedule-id="${id}"]`);
+    await row.locator('form.action[data-verb="run now"] input[name="reason"]').fill('backfill the hour');
+    await row.locator('form.action[data-verb="run now"] button').click();
+    await page.waitForURL(/\/runs\/[0-9a-f]{32}\?notice=run-now/);
+    const runId = /runs\/([0-9a-f]{32})/.exec(page.url())?.[1] as string;
+    expect(await page.locator('#notice').innerText()).toBe('run now: this run was started.');
+    expect((await operator.runs.get(runId))?.trigger).toMatchObject({ schedule: id });
+    expect((await operator.runs.history(runId))[0]).toMatchObject({
+      actor: 'operator',
+      detail: { reason: 'backfill the hour' },
+    });
+    await page.goto(`${url}schedules`);
+    await page.locator(`tr[data-schedule-id="${id}"] a.schedule-runs`).click();
+    await page.waitForURL(/schedule=/);
+    const listed = await page
+      .locator('#runs tr[data-run-id]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+    expect(listed).toEqual([runId]);
+    expect(await page.locator('#schedule-filter').innerText()).toContain(id);
+  });
 });

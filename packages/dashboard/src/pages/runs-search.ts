@@ -15,11 +15,13 @@ export interface RunsFilter {
   to?: string;
   /** Only the children of this run. */
   parent?: string;
+  /** Only the runs this schedule made (with `task`, the schedule's task). */
+  schedule?: string;
   cursor?: string;
 }
 
 /** The filter fields of the runs page, in the order its links keep them. */
-export const FILTER_FIELDS = ['q', 'task', 'status', 'group', 'from', 'to', 'parent'] as const;
+export const FILTER_FIELDS = ['q', 'task', 'status', 'group', 'from', 'to', 'parent', 'schedule'] as const;
 
 /** A run id: 32 lowercase hex characters. */
 const RUN_ID = /^[0-9a-f]{32}$/;
@@ -53,6 +55,7 @@ export async function searchRuns(
     ...(filter.status ? { status: filter.status as RunStatus } : {}),
     ...(filter.group ? { group: filter.group } : {}),
     ...(filter.parent ? { parentRunId: filter.parent } : {}),
+    ...(filter.schedule ? { scheduleId: filter.schedule } : {}),
     ...(filter.from ? { createdFrom: utc(filter.from) } : {}),
     ...(filter.to ? { createdTo: utc(filter.to) } : {}),
     ...(filter.cursor ? { cursor: filter.cursor } : {}),

@@ -6,8 +6,8 @@ import { bulkForm, FILTER_FIELDS, type RunsFilter, searchRuns } from './runs-sea
 export type { RunsFilter } from './runs-search.js';
 
 /**
- * Runs newest first: searched by run id or idempotency key, filtered by task, status, group, creation time and
- * parent, 50 to a page with a link to the next (older) page, with the total where the counters know it, and a form
+ * Runs newest first: searched by run id or idempotency key, filtered by task, status, group, creation time, parent
+ * and schedule, 50 to a page with a link to the next (older) page, with the total where the counters know it, and a form
  * that acts on the selected runs or on every run the filter matches.
  */
 export async function runsPage(
@@ -49,7 +49,7 @@ export function keep(filter: RunsFilter): Record<string, string> {
 
 /** How many runs the filter matches, from the counters: known for a task and a status only, else `null`. */
 function totalOf(filter: RunsFilter, stats: Awaited<ReturnType<Operator['stats']>>): number | null {
-  if (filter.q || filter.group || filter.from || filter.to || filter.parent) return null;
+  if (filter.q || filter.group || filter.from || filter.to || filter.parent || filter.schedule) return null;
   const status = filter.status as RunStatus | undefined;
   const counts = filter.task
     ? stats.byTask.filter((t) => t.name === filter.task).map((t) => t.byStatus)
@@ -72,6 +72,7 @@ function filterForm(page: PageContext, filter: RunsFilter, tasks: string[]): Fra
 <label>Created from (UTC) <input type="datetime-local" name="from" value="${filter.from ?? ''}"></label>
 <label>to <input type="datetime-local" name="to" value="${filter.to ?? ''}"></label>
 ${filter.parent ? html`<input type="hidden" name="parent" value="${filter.parent}"><span class="muted" id="parent-filter">children of <a class="mono" href="${page.base}/runs/${filter.parent}">${filter.parent}</a></span>` : ''}
+${filter.schedule ? html`<input type="hidden" name="schedule" value="${filter.schedule}"><span class="muted" id="schedule-filter">made by schedule <a class="mono" href="${page.base}/schedules">${filter.schedule}</a></span>` : ''}
 <button type="submit">Filter</button>
 </form>`;
 }

@@ -2,7 +2,7 @@ import type { Operator, ScheduleInfo } from '@docket/core';
 import { html } from 'hono/html';
 import { actionForm, type Fragment, layout, type Notice, type PageContext, when } from '../html.js';
 
-/** Persisted schedules with their next slot, and a pause or resume form each; 50 to a page. */
+/** Persisted schedules with their next slot, their runs, and pause, resume and run-now forms; 50 to a page. */
 export async function schedulesPage(
   page: PageContext,
   operator: Operator,
@@ -21,14 +21,14 @@ export async function schedulesPage(
 
 /** The head of a schedules table. */
 export function schedulesHead(page: PageContext): Fragment {
-  return html`<thead><tr><th>Schedule</th><th>Task</th><th>Cron</th><th>Misfire</th><th>Enabled</th><th>Next</th><th>Last slot</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead>`;
+  return html`<thead><tr><th>Schedule</th><th>Task</th><th>Cron</th><th>Misfire</th><th>Enabled</th><th>Next</th><th>Last slot</th><th>Runs</th>${page.readOnly ? '' : html`<th>Action</th>`}</tr></thead>`;
 }
 
 /** A minute of slack before a schedule's next slot counts as overdue (a consumer fires it on its own poll). */
 const OVERDUE_AFTER_MS = 60_000;
 
 /**
- * One schedule's row, with a pause or resume form. A next slot more than a minute past says plainly that no
+ * One schedule's row: a link to the runs it made, a pause or resume form and a "run now" form. A next slot more than a minute past says plainly that no
  * consumer is firing it: schedules fire in consumer queues only.
  */
 export function scheduleRow(page: PageContext, s: ScheduleInfo): Fragment {
@@ -37,11 +37,14 @@ export function scheduleRow(page: PageContext, s: ScheduleInfo): Fragment {
     ? html`${when(s.nextAt)} <span class="overdue" data-overdue="true">past: no consumer is running to fire it</span>`
     : when(s.nextAt);
   const verb = s.enabled ? 'pause' : 'resume';
+  const at = `${page.base}/schedules/${encodeURIComponent(s.id)}`;
   const action = page.readOnly
     ? ''
-    : html`<td>${actionForm(page, `${page.base}/schedules/${encodeURIComponent(s.id)}/${verb}`, verb, s.revision)}</td>`;
+    : html`<td>${actionForm(page, `${at}/${verb}`, verb, s.revision)}${actionForm(page, `${at}/run-now`, 'run now', s.revision)}</td>`;
+  const runs = `${page.base}/runs?${new URLSearchParams({ task: s.task.name, schedule: s.id })}`;
   return html`<tr data-schedule-id="${s.id}">
 <td class="mono">${s.id}</td><td><a href="${page.base}/tasks/${encodeURIComponent(s.task.name)}">${s.task.name}</a> <span class="muted">v${s.task.version}</span></td>
 <td class="mono">${s.cron} <span class="muted">${s.timezone}</span></td><td>${s.misfire}</td>
-<td>${s.enabled ? 'yes' : html`<strong>paused</strong>`}</td><td>${next}</td><td>${when(s.lastSlotAt)}</td>${action}</tr>`;
+<td>${s.enabled ? 'yes' : html`<strong>paused</strong>`}</td><td>${next}</td><td>${when(s.lastSlotAt)}</td>
+<td><a class="schedule-runs" href="${runs}">runs</a></td>${action}</tr>`;
 }
