@@ -42,6 +42,7 @@ const FLAGS = {
   task: { type: 'string' },
   group: { type: 'string' },
   parent: { type: 'string' },
+  schedule: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   payloads: { type: 'boolean' },
@@ -66,7 +67,7 @@ function parse(argv: string[]) {
 
 /** Which flags each command takes beside the global ones. */
 const ALLOWED: Record<string, string[]> = {
-  'runs list': ['status', 'task', 'group', 'parent', 'limit', 'cursor', 'payloads'],
+  'runs list': ['status', 'task', 'group', 'parent', 'schedule', 'limit', 'cursor', 'payloads'],
   'runs get': [],
   'runs history': [],
   'runs cancel': ['reason', 'expected-revision', 'command-id'],
@@ -77,6 +78,7 @@ const ALLOWED: Record<string, string[]> = {
   'schedules list': ['limit', 'cursor'],
   'schedules pause': ['reason', 'expected-revision', 'command-id'],
   'schedules resume': ['reason', 'expected-revision', 'command-id'],
+  'schedules run-now': ['reason', 'command-id'],
   'tasks list': [],
   'tasks pause': ['reason', 'expected-revision', 'command-id'],
   'tasks resume': ['reason', 'expected-revision', 'command-id'],
@@ -99,6 +101,7 @@ const STEERING = [
   'dead-letters replay',
   'schedules pause',
   'schedules resume',
+  'schedules run-now',
   'tasks pause',
   'tasks resume',
 ];
@@ -191,12 +194,15 @@ function checkUsage(command: string, values: Values, positionals: string[]): Che
     throw new UsageError(`${wrong}${endOfOptionsHint(args)}`);
   }
   const steers = command.startsWith('runs ') && STEERS.includes(command.slice(5));
-  const pauses = ['schedules pause', 'schedules resume', 'tasks pause', 'tasks resume'].includes(command);
-  if ((steers || pauses) && !values.reason) {
+  const pauses = ['schedules pause', 'schedules resume', 'schedules run-now', 'tasks pause', 'tasks resume'];
+  if ((steers || pauses.includes(command)) && !values.reason) {
     throw new UsageError(`${command} needs --reason <text>`);
   }
   if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus)) {
     throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+  }
+  if (values.schedule !== undefined && values.task === undefined) {
+    throw new UsageError("--schedule needs --task <name> (the schedule's task)");
   }
   if (values.parent !== undefined && !/^[0-9a-f]{32}$/.test(values.parent)) {
     throw new UsageError('--parent takes a run id (32 lowercase hex characters)');
@@ -303,7 +309,8 @@ async function dispatch(queue: Queue, command: string, id: string, o: Options, i
     case 'schedules list':
     case 'schedules pause':
     case 'schedules resume':
-      return schedulesCommand(op, command.slice(10) as 'list' | 'pause' | 'resume', id, o, print);
+    case 'schedules run-now':
+      return schedulesCommand(op, command.slice(10) as 'list' | 'pause' | 'resume' | 'run-now', id, o, print);
     case 'tasks list':
     case 'tasks pause':
     case 'tasks resume':

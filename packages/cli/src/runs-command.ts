@@ -6,6 +6,7 @@ export interface RunsFlags {
   task?: string | undefined;
   group?: string | undefined;
   parent?: string | undefined;
+  schedule?: string | undefined;
   status?: string | undefined;
   limit: number | undefined;
   cursor?: string | undefined;
@@ -38,6 +39,7 @@ export async function runsCommand(
         ...(o.task ? { taskName: o.task } : {}),
         ...(o.group ? { group: o.group } : {}),
         ...(o.parent ? { parentRunId: o.parent } : {}),
+        ...(o.schedule ? { scheduleId: o.schedule } : {}),
         ...(o.status ? { status: o.status as RunStatus } : {}),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.cursor ? { cursor: o.cursor } : {}),

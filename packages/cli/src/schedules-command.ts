@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Operator } from '@docket/core';
 import { table } from './format.js';
 
@@ -10,10 +11,10 @@ export interface ScheduleFlags {
   'command-id'?: string | undefined;
 }
 
-/** `docket schedules list|pause|resume`: answers the exit code; `print` writes JSON or the human text. */
+/** `docket schedules list|pause|resume|run-now`: answers the exit code; `print` writes JSON or the human text. */
 export async function schedulesCommand(
   op: Operator,
-  verb: 'list' | 'pause' | 'resume',
+  verb: 'list' | 'pause' | 'resume' | 'run-now',
   id: string,
   o: ScheduleFlags,
   print: (value: unknown, human: () => string) => void,
@@ -42,6 +43,7 @@ export async function schedulesCommand(
     });
     return 0;
   }
+  if (verb === 'run-now') return runNow(op, id, o, print);
   let expectedRevision = o.expectedRevision;
   if (expectedRevision === undefined) {
     expectedRevision = await currentRevision(op, id);
@@ -57,6 +59,26 @@ export async function schedulesCommand(
     result.kind === 'not_found'
       ? `no schedule ${id}`
       : `${result.kind}: schedule ${id} is ${result.enabled ? 'enabled' : 'paused'} at revision ${result.revision}${result.changed ? '' : ' (unchanged)'}`,
+  );
+  return result.kind === 'not_found' ? 1 : 0;
+}
+
+/**
+ * `schedules run-now`: one run of the schedule now. Each call starts a run unless `--command-id` repeats an earlier
+ * one (then it answers that call's run): a retried shell command should pass the id it printed.
+ */
+async function runNow(
+  op: Operator,
+  id: string,
+  o: ScheduleFlags,
+  print: (value: unknown, human: () => string) => void,
+): Promise<number> {
+  const commandId = o['command-id'] ?? `cli-run-now-${id}-${randomUUID()}`;
+  const result = await op.schedules.runNow({ id, reason: o.reason as string, commandId });
+  print({ ...result, commandId }, () =>
+    result.kind === 'not_found'
+      ? `no schedule ${id}`
+      : `started run ${result.runId} of schedule ${id} (command id ${commandId})`,
   );
   return result.kind === 'not_found' ? 1 : 0;
 }

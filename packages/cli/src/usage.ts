@@ -6,7 +6,7 @@ export const USAGE = `usage: docket [--db <file.sqlite> | --database-url <postgr
        docket --version | --help
 
 commands:
-  runs list [--status <s>] [--task <name>] [--group <g>] [--parent <runId>] [--limit <n>] [--cursor <c>] [--payloads]
+  runs list [--status <s>] [--task <name> [--schedule <id>]] [--group <g>] [--parent <runId>] [--limit <n>] [--cursor <c>] [--payloads]
   runs get <runId>
   runs history <runId>
   runs cancel|pause|resume|retry <runId> --reason <text> [--expected-revision <n>] [--command-id <id>]
@@ -14,6 +14,7 @@ commands:
   dead-letters replay <eventId> [--reason <text>] [--expected-revision <n>] [--command-id <id>]
   schedules list [--limit <n>] [--cursor <c>]
   schedules pause|resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
+  schedules run-now <scheduleId> --reason <text> [--command-id <id>]
   tasks list
   tasks pause|resume <taskName> --reason <text> [--expected-revision <n>] [--command-id <id>]
   gc
@@ -34,10 +35,11 @@ const steer = (
 
 /** Each command's own usage. */
 export const COMMAND_USAGE: Record<string, string> = {
-  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name>] [--group <g>] [--parent <runId>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
+  'runs list': `usage: docket --db <file> runs list [--status <s>] [--task <name> [--schedule <id>]] [--group <g>] [--parent <runId>] [--limit <n, max 200>] [--cursor <c>] [--payloads]
   Lists runs newest first: status, reason, task, page, attempt, age, revision (--payloads: query and state too, with --json).
   --group: only the runs started in that flow-control group.
-  --parent: only the child runs that run's pages started.`,
+  --parent: only the child runs that run's pages started.
+  --schedule: only the runs that schedule made (its slots and its run-now runs); needs --task.`,
   'runs get':
     'usage: docket --db <file> runs get <runId>\n  Shows the RunInfo, callbacks included, its parent, and its children counted by status.',
   'runs history':
@@ -56,6 +58,9 @@ export const COMMAND_USAGE: Record<string, string> = {
   Stops the schedule from firing; the runs it made stay.`,
   'schedules resume': `usage: docket --db <file> schedules resume <scheduleId> --reason <text> [--expected-revision <n>] [--command-id <id>]
   Lets the schedule fire again from its next slot after now; the slots of the pause are not caught up.`,
+  'schedules run-now': `usage: docket --db <file> schedules run-now <scheduleId> --reason <text> [--command-id <id>]
+  Starts one run of the schedule now, with its query; its slots go on as before. A repeated --command-id answers the
+  run it started the first time.`,
   'tasks list': `usage: docket --db <file> tasks list
   Lists tasks by name: versions, active or paused, flow limits, runs waiting and running, revision.`,
   'tasks pause': `usage: docket --db <file> tasks pause <taskName> --reason <text> [--expected-revision <n>] [--command-id <id>]
