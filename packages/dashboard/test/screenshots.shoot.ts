@@ -43,6 +43,8 @@ it('renders each page of the dashboard to docs/dashboard/', async () => {
     ['run', `runs/${seeded.failed}`],
     ['dead-letters', 'dead-letters'],
     ['schedules', 'schedules'],
+    ['task', 'tasks/ingest'],
+    ['failed-runs', 'runs?status=failed'],
   ];
   for (const [name, path] of pages) {
     await page.goto(`${served.url}${path}`);
