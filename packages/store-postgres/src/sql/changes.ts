@@ -36,48 +36,49 @@ async function sequence(ctx: PgContext): Promise<number> {
 /** SQLSTATE `read_only_sql_transaction`. */
 const READ_ONLY_TRANSACTION = '25006';
 
-/** A feed row joined with its history entry. */
-type ChangeRow = HistoryRow & { position: string | number; task_name: string; task_version: string };
+/** A feed row joined with its history entry, with the namespace's floor (every column but `floor` null on no row). */
+type ChangeRow = HistoryRow & { position: string | number | null; task_name: string; task_version: string };
 
 /** The namespace's floor: the highest of its own (trimmed positions) and the feed's (staged rows removed). */
-async function floorOf(ctx: PgContext, namespace: string): Promise<number> {
-  const [row] = await rowsOf<{ floor: string | number }>(
-    ctx.live(),
-    sql`SELECT greatest(coalesce((SELECT floor FROM ${ctx.q.feedFloors} WHERE namespace = ${namespace}), 0),
-          coalesce((SELECT floor FROM ${ctx.q.feed} WHERE id = 1), 0)) AS floor`,
-  );
-  return Number(row?.floor ?? 0);
+function floorOf(ctx: PgContext, namespace: string) {
+  return sql`SELECT greatest(coalesce((SELECT floor FROM ${ctx.q.feedFloors} WHERE namespace = ${namespace}), 0),
+          coalesce((SELECT floor FROM ${ctx.q.feed} WHERE id = 1), 0)) AS floor`;
 }
 
 /**
  * `Store.readChanges`: gives positions to the entries committed since the last read (`docket_sequence_changes`, one
- * sequencer at a time), then one range of the partial position index, then the floor, each in its own snapshot: the
- * floor read last, so a trim landing in between makes the read say `CURSOR_EXPIRED`.
+ * sequencer at a time), then reads the floor and one range of the partial position index in one statement: one
+ * snapshot, so the page and the floor agree (a trim that removed entries after the cursor shows in the floor).
  */
 export async function readChanges(ctx: PgContext, request: ChangesRequest): Promise<ChangesAnswer> {
   const { changes, history } = ctx.q;
   await sequence(ctx);
-  const after = request.after ?? (await floorOf(ctx, request.namespace));
   const task = request.taskName === null ? sql`` : sql`AND c.task_name = ${request.taskName}`;
-  const rows = await rowsOf<ChangeRow>(
+  const after = request.after === null ? sql`f.floor` : sql`${request.after}`;
+  const rows = await rowsOf<ChangeRow & { floor: string | number }>(
     ctx.live(),
-    sql`SELECT c.position, c.task_name, c.task_version, h.* FROM ${changes} c
-        JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
-        WHERE c.namespace = ${request.namespace} ${task} AND c.position > ${after}
-        ORDER BY c.position LIMIT ${request.limit}`,
+    sql`WITH f AS (${floorOf(ctx, request.namespace)})
+        SELECT f.floor, p.* FROM f LEFT JOIN LATERAL (
+          SELECT c.position, c.task_name, c.task_version, h.* FROM ${changes} c
+          JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
+          WHERE c.namespace = ${request.namespace} ${task} AND c.position > ${after}
+          ORDER BY c.position LIMIT ${request.limit}) p ON true
+        ORDER BY p.position`,
   );
-  return { changes: rows.map(changeOf), floor: await floorOf(ctx, request.namespace) };
+  const found = rows.filter((row) => row.position !== null);
+  return { changes: found.map(changeOf), floor: Number(rows[0]?.floor ?? 0) };
 }
 
 /** `Store.changesHead`: positions given first, then the end of the namespace's range, else its floor. */
 export async function changesHead(ctx: PgContext, namespace: string): Promise<number> {
   await sequence(ctx);
-  const [row] = await rowsOf<{ head: string | number | null }>(
+  const [row] = await rowsOf<{ head: string | number | null; floor: string | number }>(
     ctx.live(),
-    sql`SELECT max(position) AS head FROM ${ctx.q.changes} WHERE namespace = ${namespace} AND position IS NOT NULL`,
+    sql`WITH f AS (${floorOf(ctx, namespace)})
+        SELECT f.floor, (SELECT max(position) FROM ${ctx.q.changes} WHERE namespace = ${namespace}
+          AND position IS NOT NULL) AS head FROM f`,
   );
-  const floor = await floorOf(ctx, namespace);
-  return Math.max(Number(row?.head ?? 0), floor);
+  return Math.max(Number(row?.head ?? 0), Number(row?.floor ?? 0));
 }
 
 /**
@@ -127,6 +128,7 @@ async function trimStaged(ctx: PgContext, before: string, limit: number): Promis
   return last.count;
 }
 
+/** A read row as the store answers it. */
 function changeOf(row: ChangeRow): StoredChange {
   return {
     position: Number(row.position),

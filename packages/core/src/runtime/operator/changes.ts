@@ -92,13 +92,13 @@ export function feedRequest(engine: Engine, options: unknown, operation: string)
   return { taskName: o.taskName ?? null, after, limit: o.limit ?? 100, filter, given: o.after, fromNow };
 }
 
-/** Reads one slice of the namespace's feed; `CURSOR_EXPIRED` when retention removed entries after the cursor. */
+/**
+ * Reads one slice of the namespace's feed; `CURSOR_EXPIRED` when retention removed entries after the cursor. A
+ * request `from: 'now'` answers no entry and the cursor after the newest one (`fromHead`).
+ */
 export async function readFeed(engine: Engine, request: FeedRequest, operation: string): Promise<FeedSlice> {
+  if (request.fromNow) return { changes: [], cursors: [], next: (await fromHead(engine, request)).given as string };
   const { taskName, after, limit, filter } = request;
-  if (request.fromNow && after === null) {
-    const head = await engine.store.changesHead(engine.namespace);
-    return { changes: [], cursors: [], next: encodeCursor(String(head), filter) };
-  }
   const { changes, floor } = await engine.store.readChanges({ namespace: engine.namespace, taskName, after, limit });
   if (after !== null && after < floor) {
     throw new DocketError('CURSOR_EXPIRED', 'retention removed changes after this cursor: read from the oldest kept', {
@@ -111,8 +111,9 @@ export async function readFeed(engine: Engine, request: FeedRequest, operation: 
   return { changes, cursors, next };
 }
 
-/** The same feed request, continuing after `position` (a cursor made for it). */
-export function atPosition(request: FeedRequest, position: number): FeedRequest {
+/** The same feed request, continuing after the newest entry now: where `from: 'now'` starts. */
+export async function fromHead(engine: Engine, request: FeedRequest): Promise<FeedRequest> {
+  const position = await engine.store.changesHead(engine.namespace);
   return { ...request, after: position, given: encodeCursor(String(position), request.filter), fromNow: false };
 }
 

@@ -1,11 +1,11 @@
 import { DocketError } from '../../util/errors.js';
 import {
-  atPosition,
   type Change,
   changeOf,
   continueAfter,
   type FeedRequest,
   feedRequest,
+  fromHead,
   readFeed,
 } from '../operator/changes.js';
 import type { Engine } from './engine.js';
@@ -32,7 +32,8 @@ const WATCH_PAGE = 100;
 /**
  * `queue.watch`: the changes feed as an async iterator that waits for new entries, woken by another process's commit
  * (the store's signal), by this process's own writes, else every `pollMs`; it returns when `signal` aborts or the queue
- * closes. Options are checked now (`CONFIG_INVALID`); a cursor of another feed fails the first read.
+ * closes. Options and the cursor are checked now (`CONFIG_INVALID`, `CURSOR_INVALID` for a cursor of another feed);
+ * a cursor older than retention kept fails the first read (`CURSOR_EXPIRED`).
  */
 export function watchChanges(engine: Engine, options: WatchOptions = {}): AsyncIterableIterator<WatchedChange> {
   const operation = 'queue.watch';
@@ -58,7 +59,7 @@ async function* follow(
   const ended = () => signal?.aborted === true || engine.closing.signal.aborted;
   let request = first;
   try {
-    if (request.fromNow) request = atPosition(request, await engine.store.changesHead(engine.namespace));
+    if (request.fromNow) request = await fromHead(engine, request);
     while (!ended()) {
       const slice = await readFeed(engine, request, operation).catch((error: unknown) => {
         // A close that ends the watch may close the store under a read: the watch ends, it does not fail.
