@@ -8,8 +8,8 @@ import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/main.js';
 import { badText, cleanText, notAString, refused } from './arbitraries.js';
+import { docketIn } from './in-process.js';
 
 /** Cases per property. */
 const RUNS = 60;
@@ -28,14 +28,8 @@ const fingerprint = (path = file) =>
     .update(existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`) : '')
     .digest('hex');
 
-/** Runs the CLI in this process; answers its exit code and what it printed on stderr. */
-async function docket(argv: string[], db = file): Promise<{ code: number; err: string; out: string }> {
-  const err: string[] = [];
-  const out: string[] = [];
-  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), colour: false, env: {}, cwd: dir };
-  const code = await main(['--db', db, ...argv], io);
-  return { code, err: err.join('\n'), out: out.join('\n') };
-}
+/** Runs the CLI in this process; answers its exit code and what it printed. */
+const docket = (argv: string[], db = file) => docketIn(dir, db, argv);
 
 beforeAll(async () => {
   queue = createQueue({

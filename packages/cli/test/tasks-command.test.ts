@@ -4,20 +4,14 @@ import { join } from 'node:path';
 import { createQueue, type Queue } from '@docket/core';
 import { sqliteStore } from '@docket/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/main.js';
+import { docketIn } from './in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-tasks-'));
 const db = join(dir, 'docket.sqlite');
 let api: Queue;
 
-/** Runs the CLI in this process on the test's file; answers its exit code and output. */
-async function docket(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), colour: false, env: {}, cwd: dir };
-  const code = await main(['--db', db, ...argv], io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+/** Runs the CLI in this process on the test's file. */
+const docket = (argv: string[]) => docketIn(dir, db, argv);
 
 beforeAll(async () => {
   api = createQueue({ store: sqliteStore({ filename: db }), logger: false, runtime: { mode: 'producer' } });
