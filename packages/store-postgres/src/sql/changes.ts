@@ -48,21 +48,23 @@ function floorOf(ctx: PgContext, namespace: string) {
 /**
  * `Store.readChanges`: gives positions to the entries committed since the last read (`docket_sequence_changes`, one
  * sequencer at a time), then reads the floor and one range of the partial position index in one statement: one
- * snapshot, so the page and the floor agree (a trim that removed entries after the cursor shows in the floor).
+ * snapshot, so the page and the floor agree (a trim that removed entries after the cursor shows in the floor). The
+ * range is limited before the join with the history, so the planner never joins more entries than the page holds.
  */
 export async function readChanges(ctx: PgContext, request: ChangesRequest): Promise<ChangesAnswer> {
   const { changes, history } = ctx.q;
   await sequence(ctx);
-  const task = request.taskName === null ? sql`` : sql`AND c.task_name = ${request.taskName}`;
+  const task = request.taskName === null ? sql`` : sql`AND task_name = ${request.taskName}`;
   const after = request.after === null ? sql`f.floor` : sql`${request.after}`;
   const rows = await rowsOf<ChangeRow & { floor: string | number }>(
     ctx.live(),
     sql`WITH f AS (${floorOf(ctx, request.namespace)})
         SELECT f.floor, p.* FROM f LEFT JOIN LATERAL (
-          SELECT c.position, c.task_name, c.task_version, h.* FROM ${changes} c
-          JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq
-          WHERE c.namespace = ${request.namespace} ${task} AND c.position > ${after}
-          ORDER BY c.position LIMIT ${request.limit}) p ON true
+          SELECT c.position, c.task_name, c.task_version, h.* FROM (
+            SELECT position, task_name, task_version, run_id, seq FROM ${changes}
+            WHERE namespace = ${request.namespace} ${task} AND position > ${after}
+            ORDER BY position LIMIT ${request.limit}) c
+          JOIN ${history} h ON h.run_id = c.run_id AND h.seq = c.seq) p ON true
         ORDER BY p.position`,
   );
   const found = rows.filter((row) => row.position !== null);
