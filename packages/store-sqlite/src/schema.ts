@@ -97,26 +97,26 @@ export const docketHistory = sqliteTable(
 
 /**
  * The changes feed: one row per history entry, its rowid `position` given by the single writer in commit order
- * (AUTOINCREMENT: never reused, even once retention removed the newest rows). `docket_changes_namespace` is
- * `(namespace, position)`, since an index ends with the rowid: a feed read is a range of it.
+ * (AUTOINCREMENT: never reused, even once retention removed the newest rows). One B-tree and no index, so a commit
+ * writes one more page for the feed: reads take a window of positions and keep the rows of their namespace and task.
  */
-export const docketChanges = sqliteTable(
-  'docket_changes',
-  {
-    position: integer('position').primaryKey({ autoIncrement: true }),
-    namespace: text('namespace').notNull(),
-    taskName: text('task_name').notNull(),
-    taskVersion: text('task_version').notNull(),
-    runId: text('run_id').notNull(),
-    seq: integer('seq').notNull(),
-  },
-  (t) => [index('docket_changes_namespace').on(t.namespace), index('docket_changes_task').on(t.namespace, t.taskName)],
-);
+export const docketChanges = sqliteTable('docket_changes', {
+  position: integer('position').primaryKey({ autoIncrement: true }),
+  namespace: text('namespace').notNull(),
+  taskName: text('task_name').notNull(),
+  taskVersion: text('task_version').notNull(),
+  runId: text('run_id').notNull(),
+  seq: integer('seq').notNull(),
+});
 
-/** Per namespace, the highest feed position retention removed: a cursor below it is `CURSOR_EXPIRED`. */
+/**
+ * Per namespace, the highest feed position retention removed (a cursor below it is `CURSOR_EXPIRED`), and where the
+ * next trim looks from (`trim_from`: the entries before it are the namespace's trimmed ones or other namespaces').
+ */
 export const docketFeedFloors = sqliteTable('docket_feed_floors', {
   namespace: text('namespace').primaryKey(),
   floor: integer('floor').notNull(),
+  trimFrom: integer('trim_from').notNull().default(0),
 });
 
 /** One row per callback event (`runId:page:kind`). */

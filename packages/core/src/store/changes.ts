@@ -27,6 +27,14 @@ export interface StoredChange {
 export interface ChangesAnswer {
   changes: StoredChange[];
   floor: number;
+  /**
+   * A store that reads a window of positions (SQLite) and found fewer than `limit` entries in it: the last position
+   * it looked at, where the next read continues (entries up to it that match were all answered). Absent: the next
+   * read continues after the last entry.
+   */
+  through?: number;
+  /** With `through`: whether positions past the window exist, so the reader should read again without waiting. */
+  more?: boolean;
 }
 
 /** What `Store.trimChanges` removes: at most `limit` of the oldest feed entries written before `before` (epoch ms). */

@@ -64,6 +64,10 @@ export interface FeedSlice {
   changes: StoredChange[];
   cursors: string[];
   next: string;
+  /** The position `next` stands for, `null` when the read moved nothing. */
+  nextPosition: number | null;
+  /** Whether more entries may follow at once (a full page, or a store's window that stopped before the end). */
+  more: boolean;
 }
 
 /** A checked feed request: the store's request, the cursor's filter, and the cursor as given. */
@@ -97,9 +101,13 @@ export function feedRequest(engine: Engine, options: unknown, operation: string)
  * request `from: 'now'` answers no entry and the cursor after the newest one (`fromHead`).
  */
 export async function readFeed(engine: Engine, request: FeedRequest, operation: string): Promise<FeedSlice> {
-  if (request.fromNow) return { changes: [], cursors: [], next: (await fromHead(engine, request)).given as string };
+  if (request.fromNow) {
+    const head = await fromHead(engine, request);
+    return { changes: [], cursors: [], next: head.given as string, nextPosition: head.after, more: false };
+  }
   const { taskName, after, limit, filter } = request;
-  const { changes, floor } = await engine.store.readChanges({ namespace: engine.namespace, taskName, after, limit });
+  const answer = await engine.store.readChanges({ namespace: engine.namespace, taskName, after, limit });
+  const { changes, floor } = answer;
   if (after !== null && after < floor) {
     throw new DocketError('CURSOR_EXPIRED', 'retention removed changes after this cursor: read from the oldest kept', {
       operation,
@@ -107,8 +115,13 @@ export async function readFeed(engine: Engine, request: FeedRequest, operation: 
     });
   }
   const cursors = changes.map((c) => encodeCursor(String(c.position), filter));
+  const more = changes.length === limit || answer.more === true;
+  if (answer.through !== undefined) {
+    return { changes, cursors, next: encodeCursor(String(answer.through), filter), nextPosition: answer.through, more };
+  }
+  const last = changes.at(-1)?.position ?? null;
   const next = cursors.at(-1) ?? request.given ?? encodeCursor(String(floor), filter);
-  return { changes, cursors, next };
+  return { changes, cursors, next, nextPosition: last ?? after, more };
 }
 
 /** The same feed request, continuing after the newest entry now: where `from: 'now'` starts. */
@@ -117,10 +130,9 @@ export async function fromHead(engine: Engine, request: FeedRequest): Promise<Fe
   return { ...request, after: position, given: encodeCursor(String(position), request.filter), fromNow: false };
 }
 
-/** The position after a cursor of `readFeed`'s `next`, for the next read of the same feed. */
+/** The same feed request, continuing where `readFeed`'s `next` stands. */
 export function continueAfter(request: FeedRequest, slice: FeedSlice): FeedRequest {
-  const last = slice.changes.at(-1);
-  return last === undefined ? request : { ...request, after: last.position, given: slice.next };
+  return slice.nextPosition === null ? request : { ...request, after: slice.nextPosition, given: slice.next };
 }
 
 /** The position a decoded cursor holds. */

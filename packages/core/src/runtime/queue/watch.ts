@@ -72,7 +72,7 @@ async function* follow(
         yield { ...changeOf(change), cursor: slice.cursors[i] as string };
         if (ended()) return;
       }
-      if (slice.changes.length < WATCH_PAGE) await waker.sleep(engine.options.protocol.pollMs);
+      if (!slice.more) await waker.sleep(engine.options.protocol.pollMs);
     }
   } finally {
     for (const stop of stops) stop();
