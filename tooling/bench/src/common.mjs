@@ -1,5 +1,7 @@
 // What every scenario file of the bench shares: the workload's payload, the task definition, rates, percentiles.
 
+import { readFileSync } from 'node:fs';
+
 /** The ~100-byte JSON payload of run `i`. */
 export const payload = (i) => ({ i, pad: 'x'.repeat(80) });
 
@@ -22,4 +24,18 @@ export function latch() {
     open = resolve;
   });
   return { done, open };
+}
+
+/** Busy CPU time of the whole machine in ms from /proc/stat, or `null` where there is none (not Linux). */
+export function machineBusyMs() {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
 }

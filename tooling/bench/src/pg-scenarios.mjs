@@ -2,11 +2,10 @@
 // Every system gets the same server, the same workload (a ~100-byte payload, a handler that does nothing) and its
 // own schema, dropped at the end.
 
-import { readFileSync } from 'node:fs';
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
-import { definition, latch, payload, percentile, rate } from './common.mjs';
+import { definition, latch, machineBusyMs, payload, percentile, rate } from './common.mjs';
 import { medianFeedMs, medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -39,20 +38,6 @@ async function paced(count, perSecond, add) {
     const wait = start + i * interval - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     await add(i);
-  }
-}
-
-/** Busy CPU time of the whole machine in ms from /proc/stat, or `null` where there is none (not Linux). */
-function machineBusyMs() {
-  try {
-    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    return (user + nice + system + irq + softirq) * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return null;
   }
 }
 

@@ -1,8 +1,8 @@
 // `pnpm bench`: measures Docket on SQLite against raw better-sqlite3 and plainjob, and Docket on PostgreSQL against
 // raw SKIP LOCKED loops, graphile-worker and pg-boss, in one run on this machine; prints a table of ratios and writes
 // docs/benchmarks.md. Options: --quick (small N, to check the harness), --finished <n> (finished runs already in the
-// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres|flow|children (one section; never
-// written).
+// SQLite file; default 1,000,000), --no-write (print only), --only sqlite|postgres|flow|children|fleet (one section;
+// never written).
 // PostgreSQL: DOCKET_BENCH_DATABASE_URL, else DOCKET_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ const write = !argv.includes('--no-write') && only === null;
 const SCENARIOS = fileURLToPath(new URL('./scenarios.mjs', import.meta.url));
 const PG_SCENARIOS = fileURLToPath(new URL('./pg-scenarios.mjs', import.meta.url));
 const BULLMQ_SCENARIOS = fileURLToPath(new URL('./bullmq-scenarios.mjs', import.meta.url));
+const FLEET = fileURLToPath(new URL('./pg-fleet.mjs', import.meta.url));
 /** The peer every processing section is also measured against, on this machine's Redis. */
 const BULLMQ = 'BullMQ 6.7.6 (Redis)';
 
@@ -90,7 +91,35 @@ if (only === null || only === 'postgres' || only === 'children') {
     await familySection(args);
   }
 }
+if (only === 'fleet') db = await benchDatabase(log);
+if ((only === null || only === 'fleet') && db !== null) await fleetRows(db);
 if (only === null && db !== null) await storesRow(db);
+
+/**
+ * Docket on PostgreSQL with 2 and 4 worker processes (256 slots each) on one backlog against 1, in turns: what adding
+ * worker processes gives on this machine (informational: the server shares its cores).
+ */
+async function fleetRows(db) {
+  const n = quick ? 5_000 : 60_000;
+  log(`postgres worker processes 1, 2, 4, n=${n}`);
+  const run = (workers) => () => scenario('fleet', { url: db.url, n, workers, concurrency: 256 }, FLEET);
+  const [one, two, four] = await inTurns([run(1), run(2), run(4)]);
+  log(`cores busy on average while processing: 1 worker ${one.cores}, 2 workers ${two.cores}, 4 workers ${four.cores}`);
+  for (const [workers, result] of [
+    [2, two],
+    [4, four],
+  ]) {
+    const name = '1 worker process of 256 slots, same run';
+    add(
+      `PostgreSQL processed/s, ${workers} worker processes`,
+      `n=${n}, 256 slots each`,
+      result.rate,
+      one.rate,
+      name,
+      null,
+    );
+  }
+}
 
 /**
  * Docket on SQLite against Docket on PostgreSQL, both at their processing settings, three of each in turns: the
