@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Store } from '@docket/core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { createDashboard } from '../src/index.js';
+import { serveDashboard } from '../src/node.js';
 
 /** Where the browser tests find Chromium: `DOCKET_CHROMIUM`, else Debian's package. */
 export const CHROMIUM = process.env.DOCKET_CHROMIUM ?? '/usr/bin/chromium';
@@ -42,4 +45,20 @@ export function watch(page: Page): PageWatch {
   });
   page.on('pageerror', (error) => seen.errors.push(error.message));
   return seen;
+}
+
+/** A fresh browser context and page, its dialogs and console errors watched (`watch`). */
+export async function freshPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; seen: PageWatch }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  return { context, page, seen: watch(page) };
+}
+
+/** Serves a dashboard on `store` on a loopback port, both closed by `cleanups`; answers its URL. */
+export async function servedDashboard(store: Store, cleanups: (() => unknown)[]): Promise<string> {
+  const dashboard = createDashboard({ store });
+  cleanups.push(() => dashboard.close());
+  const served = await serveDashboard(dashboard, { port: 0 });
+  cleanups.push(() => served.close());
+  return served.url;
 }

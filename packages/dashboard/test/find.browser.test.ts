@@ -1,9 +1,7 @@
 import { createQueue, type Operator, type Store } from '@docket/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDashboard } from '../src/index.js';
-import { serveDashboard } from '../src/node.js';
-import { HAS_CHROMIUM, launchChromium, type PageWatch, watch } from './browser.js';
+import { freshPage, HAS_CHROMIUM, launchChromium, type PageWatch, servedDashboard } from './browser.js';
 import { type Seeded, seedRuns } from './seed.js';
 import { STORE_KINDS } from './stores.js';
 
@@ -35,11 +33,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
     await invoice.start({ query: { n: 43 }, idempotencyKey: 'invoice-2026-0043' });
     const many = await sweep.startMany(Array.from({ length: 120 }, (_, i) => ({ query: { i } })));
     targets = many.map((r) => r.runId);
-    const dashboard = createDashboard({ store });
-    cleanups.push(() => dashboard.close());
-    const served = await serveDashboard(dashboard, { port: 0 });
-    cleanups.push(() => served.close());
-    url = served.url;
+    url = await servedDashboard(store, cleanups);
   });
   afterAll(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -47,9 +41,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
   });
   let context: BrowserContext;
   beforeEach(async () => {
-    context = await browser.newContext();
-    page = await context.newPage();
-    seen = watch(page);
+    ({ context, page, seen } = await freshPage(browser));
   });
   afterEach(async () => {
     await context.close();

@@ -4,9 +4,7 @@ import { promisify } from 'node:util';
 import { createQueue, type Operator } from '@docket/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDashboard } from '../src/index.js';
-import { serveDashboard } from '../src/node.js';
-import { HAS_CHROMIUM, launchChromium, type PageWatch, watch } from './browser.js';
+import { freshPage, HAS_CHROMIUM, launchChromium, type PageWatch, servedDashboard } from './browser.js';
 import { seedRuns } from './seed.js';
 import { STORE_KINDS } from './stores.js';
 
@@ -46,11 +44,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
     cleanups.push(() => queue.close());
     await queue.ready();
     operator = queue.operator;
-    const dashboard = createDashboard({ store });
-    cleanups.push(() => dashboard.close());
-    const served = await serveDashboard(dashboard, { port: 0 });
-    cleanups.push(() => served.close());
-    url = served.url;
+    url = await servedDashboard(store, cleanups);
   });
   afterAll(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -58,9 +52,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
   });
   let context: BrowserContext;
   beforeEach(async () => {
-    context = await browser.newContext();
-    page = await context.newPage();
-    seen = watch(page);
+    ({ context, page, seen } = await freshPage(browser));
     await page.goto(url);
     await mark();
   });
