@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,6 +11,7 @@ import { type LocalModel, startLocalModel } from '@docket/provider-http/testing'
 import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliIn } from './in-process.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-'));
@@ -19,33 +20,20 @@ let api: Queue;
 let ids: { done: string[]; failed: string; idle: string[]; parent: string };
 let local: LocalModel;
 
-function docket(args: string[], env: Record<string, string> = {}) {
-  const child = spawnSync(process.execPath, [BIN, ...args], {
+/** Runs the CLI in this process, in the test directory, with only `PATH` and `env` in its environment. */
+const docket = (args: string[], env: Record<string, string> = {}) =>
+  cliIn(args, dir, { PATH: process.env.PATH ?? '', ...env });
+/** Runs the built binary in a child process: exit codes and output as a shell sees them. */
+function binary(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [BIN, ...args], {
     encoding: 'utf8',
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', ...env },
     timeout: 30_000,
   });
-  return { code: child.status, out: child.stdout, err: child.stderr };
 }
-/** Like `docket`, without blocking this process (the local model answers from here). */
-function docketAsync(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env } });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c) => {
-    out += c;
-  });
-  child.stderr.on('data', (c) => {
-    err += c;
-  });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
-}
-const json = (args: string[]) => {
-  const result = docket(['--db', db, '--json', ...args]);
+const json = async (args: string[]) => {
+  const result = await docket(['--db', db, '--json', ...args]);
   expect(result.code, result.err).toBe(0);
   return JSON.parse(result.out);
 };
@@ -108,40 +96,43 @@ afterAll(async () => {
 });
 
 describe('docket runs', () => {
-  it('runs get shows a parent with its children by status, and each child its parent; runs list --parent lists them', () => {
-    const parent = docket(['--db', db, 'runs', 'get', ids.parent]);
+  it('runs get shows a parent with its children by status, and each child its parent; runs list --parent lists them', async () => {
+    const parent = await docket(['--db', db, 'runs', 'get', ids.parent]);
     expect(parent.code).toBe(0);
     expect(parent.out).toMatch(/parent\s+-/);
     expect(parent.out).toContain(
       `children     2 of 2 settled; success 2; list: docket runs list --parent ${ids.parent}`,
     );
-    const children = json(['runs', 'list', '--parent', ids.parent]);
+    const children = await json(['runs', 'list', '--parent', ids.parent]);
     expect(children.items).toHaveLength(2);
-    const child = docket(['--db', db, 'runs', 'get', children.items[0].runId]);
+    const child = await docket(['--db', db, 'runs', 'get', children.items[0].runId]);
     expect(child.out).toMatch(new RegExp(`parent\\s+${ids.parent}`));
     expect(child.out).toMatch(/children\s+-/);
-    expect(json(['runs', 'get', ids.parent])).toMatchObject({ parentRunId: null, children: { total: 2, settled: 2 } });
-    const bad = docket(['--db', db, 'runs', 'list', '--parent', 'nope']);
+    expect(await json(['runs', 'get', ids.parent])).toMatchObject({
+      parentRunId: null,
+      children: { total: 2, settled: 2 },
+    });
+    const bad = await docket(['--db', db, 'runs', 'list', '--parent', 'nope']);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('--parent takes a run id');
   });
 
   it('lists runs with filters and cursors, as the API does', async () => {
-    const all = json(['runs', 'list']);
+    const all = await json(['runs', 'list']);
     expect(all).toEqual(JSON.parse(JSON.stringify(await api.operator.runs.list())));
     expect(all.items).toHaveLength(10);
-    const failed = json(['runs', 'list', '--status', 'failed']);
+    const failed = await json(['runs', 'list', '--status', 'failed']);
     expect(failed.items.map((r: { runId: string }) => r.runId)).toEqual([ids.failed]);
-    const idle = json(['runs', 'list', '--task', 'idle', '--limit', '2']);
+    const idle = await json(['runs', 'list', '--task', 'idle', '--limit', '2']);
     const newestIdle = [...ids.idle].reverse();
     expect(idle.items.map((r: { runId: string }) => r.runId)).toEqual(newestIdle.slice(0, 2));
     expect(idle.items[0]).not.toHaveProperty('query');
-    const next = json(['runs', 'list', '--task', 'idle', '--limit', '2', '--cursor', idle.nextCursor]);
+    const next = await json(['runs', 'list', '--task', 'idle', '--limit', '2', '--cursor', idle.nextCursor]);
     expect(next).toMatchObject({ nextCursor: null });
     expect(next.items.map((r: { runId: string }) => r.runId)).toEqual([newestIdle[2]]);
-    const payloads = json(['runs', 'list', '--task', 'idle', '--limit', '1', '--payloads']);
+    const payloads = await json(['runs', 'list', '--task', 'idle', '--limit', '1', '--payloads']);
     expect(payloads.items[0]).toMatchObject({ runId: newestIdle[0], query: 2 });
-    const human = docket(['--db', db, 'runs', 'list', '--status', 'success', '--task', 'work']);
+    const human = await docket(['--db', db, 'runs', 'list', '--status', 'success', '--task', 'work']);
     expect(human.code).toBe(0);
     const lines = human.out.trim().split('\n');
     expect(lines[0]).toMatch(/^RUN\s+STATUS\s+REASON\s+TASK\s+PAGE\s+ATTEMPT\s+AGE\s+REVISION$/);
@@ -151,33 +142,38 @@ describe('docket runs', () => {
   });
 
   it('gets a run with its callbacks and its history, as the API does', async () => {
-    expect(json(['runs', 'get', ids.failed])).toEqual(
+    expect(await json(['runs', 'get', ids.failed])).toEqual(
       JSON.parse(JSON.stringify(await api.operator.runs.get(ids.failed))),
     );
-    expect(json(['runs', 'get', ids.failed]).callbacks).toEqual({ pending: 0, delivered: 0, deadLetters: 1 });
-    expect(json(['runs', 'history', ids.done[0] as string])).toEqual(
+    expect((await json(['runs', 'get', ids.failed])).callbacks).toEqual({ pending: 0, delivered: 0, deadLetters: 1 });
+    expect(await json(['runs', 'history', ids.done[0] as string])).toEqual(
       await api.operator.runs.history(ids.done[0] as string),
     );
-    const human = docket(['--db', db, 'runs', 'history', ids.failed]);
+    const human = await docket(['--db', db, 'runs', 'history', ids.failed]);
     expect(human.out).toMatch(/ATTEMPTS_EXHAUSTED/);
-    const missing = docket(['--db', db, 'runs', 'get', 'a'.repeat(32)]);
+    const missing = await docket(['--db', db, 'runs', 'get', 'a'.repeat(32)]);
     expect(missing.code).toBe(1);
-    const malformed = docket(['--db', db, 'runs', 'get', 'nope']);
+    const malformed = await docket(['--db', db, 'runs', 'get', 'nope']);
     expect(malformed).toMatchObject({ code: 1 });
     expect(malformed.err).toMatch(/^JSON_INVALID: /);
   });
 
   it('pauses, resumes and cancels; a stale --expected-revision is REVISION_CONFLICT with exit 1', async () => {
     const runId = ids.idle[0] as string;
-    const paused = json(['runs', 'pause', runId, '--reason', 'investigating']);
+    const paused = await json(['runs', 'pause', runId, '--reason', 'investigating']);
     expect(paused).toMatchObject({ kind: 'applied', status: 'paused', revision: 2 });
     // The same shell command again is safe: the generated command id returns the first result.
-    expect(json(['runs', 'pause', runId, '--reason', 'investigating', '--expected-revision', '1'])).toEqual(paused);
-    const stale = docket(['--db', db, 'runs', 'resume', runId, '--reason', 'go', '--expected-revision', '1']);
+    expect(await json(['runs', 'pause', runId, '--reason', 'investigating', '--expected-revision', '1'])).toEqual(
+      paused,
+    );
+    const stale = await docket(['--db', db, 'runs', 'resume', runId, '--reason', 'go', '--expected-revision', '1']);
     expect(stale.code).toBe(1);
     expect(stale.err).toMatch(/^REVISION_CONFLICT: /);
-    expect(json(['runs', 'resume', runId, '--reason', 'go'])).toMatchObject({ kind: 'applied', status: 'pending' });
-    const human = docket([
+    expect(await json(['runs', 'resume', runId, '--reason', 'go'])).toMatchObject({
+      kind: 'applied',
+      status: 'pending',
+    });
+    const human = await docket([
       '--db',
       db,
       'runs',
@@ -199,22 +195,22 @@ describe('docket runs', () => {
   });
 
   it('lists and replays dead letters', async () => {
-    const listed = json(['dead-letters', 'list']);
+    const listed = await json(['dead-letters', 'list']);
     expect(listed).toEqual(JSON.parse(JSON.stringify(await api.operator.deadLetters.list())));
     expect(listed.items).toHaveLength(1);
     const eventId = listed.items[0].eventId as string;
     expect(eventId).toBe(`${ids.failed}:1:failure`);
     // No --reason: the replay records a default one.
-    expect(json(['dead-letters', 'replay', eventId])).toMatchObject({ kind: 'applied', status: 'pending' });
-    expect(json(['dead-letters', 'list']).items).toEqual([]);
+    expect(await json(['dead-letters', 'replay', eventId])).toMatchObject({ kind: 'applied', status: 'pending' });
+    expect((await json(['dead-letters', 'list'])).items).toEqual([]);
   });
 
   it('retries a failed run (OPERATOR_RETRY) and leaves any other run as it is', async () => {
-    const noReason = docket(['--db', db, 'runs', 'retry', ids.failed]);
+    const noReason = await docket(['--db', db, 'runs', 'retry', ids.failed]);
     expect(noReason).toMatchObject({ code: 2 });
     expect(noReason.err).toMatch(/needs --reason/);
-    const before = json(['runs', 'get', ids.failed]);
-    const retried = json(['runs', 'retry', ids.failed, '--reason', 'input fixed']);
+    const before = await json(['runs', 'get', ids.failed]);
+    const retried = await json(['runs', 'retry', ids.failed, '--reason', 'input fixed']);
     expect(retried).toMatchObject({ kind: 'applied', status: 'pending', revision: before.revision + 1, changed: true });
     const history = await api.operator.runs.history(ids.failed);
     expect(history.at(-1)).toMatchObject({
@@ -224,9 +220,9 @@ describe('docket runs', () => {
       actor: 'operator',
       detail: { reason: 'input fixed' },
     });
-    expect(json(['runs', 'get', ids.failed])).toMatchObject({ page: 1, attempt: 1, status: 'pending' });
+    expect(await json(['runs', 'get', ids.failed])).toMatchObject({ page: 1, attempt: 1, status: 'pending' });
     const done = ids.done[1] as string;
-    expect(json(['runs', 'retry', done, '--reason', 'again'])).toMatchObject({ kind: 'noop', status: 'success' });
+    expect(await json(['runs', 'retry', done, '--reason', 'again'])).toMatchObject({ kind: 'noop', status: 'success' });
   });
 
   it('lists, pauses and resumes schedules', async () => {
@@ -238,32 +234,34 @@ describe('docket runs', () => {
     } finally {
       await producer.close();
     }
-    const listed = json(['schedules', 'list']);
+    const listed = await json(['schedules', 'list']);
     expect(listed).toEqual(JSON.parse(JSON.stringify(await api.operator.schedules.list())));
     expect(listed.items).toMatchObject([{ id: 'nightly', enabled: true, revision: 1, timezone: 'Europe/Berlin' }]);
-    const human = docket(['--db', db, 'schedules', 'list']);
+    const human = await docket(['--db', db, 'schedules', 'list']);
     expect(human.out).toMatch(/^SCHEDULE\s+TASK\s+CRON\s+ZONE\s+STATE/);
     expect(human.out).toMatch(/nightly\s+idle\s+0 2 \* \* \*\s+Europe\/Berlin\s+enabled/);
-    expect(docket(['--db', db, 'schedules', 'pause', 'nightly'])).toMatchObject({ code: 2 });
-    const paused = json(['schedules', 'pause', 'nightly', '--reason', 'holiday']);
+    expect(await docket(['--db', db, 'schedules', 'pause', 'nightly'])).toMatchObject({ code: 2 });
+    const paused = await json(['schedules', 'pause', 'nightly', '--reason', 'holiday']);
     expect(paused).toEqual({ kind: 'applied', id: 'nightly', revision: 2, enabled: false, changed: true });
-    expect(json(['schedules', 'pause', 'nightly', '--reason', 'holiday', '--expected-revision', '1'])).toEqual(paused);
-    expect(json(['schedules', 'resume', 'nightly', '--reason', 'back'])).toMatchObject({
+    expect(await json(['schedules', 'pause', 'nightly', '--reason', 'holiday', '--expected-revision', '1'])).toEqual(
+      paused,
+    );
+    expect(await json(['schedules', 'resume', 'nightly', '--reason', 'back'])).toMatchObject({
       kind: 'applied',
       enabled: true,
     });
-    const missing = docket(['--db', db, 'schedules', 'resume', 'nope', '--reason', 'x']);
+    const missing = await docket(['--db', db, 'schedules', 'resume', 'nope', '--reason', 'x']);
     expect(missing).toMatchObject({ code: 1 });
   });
 
-  it('treats a lone -- as the end of options (POSIX), and says so when a flag comes after it', () => {
-    expect(docket(['--db', db, '--json', '--', 'runs', 'list']).code).toBe(0);
-    const flag = docket(['--db', db, 'runs', 'list', '--', '--status', 'failed']);
+  it('treats a lone -- as the end of options (POSIX), and says so when a flag comes after it', async () => {
+    expect((await docket(['--db', db, '--json', '--', 'runs', 'list'])).code).toBe(0);
+    const flag = await docket(['--db', db, 'runs', 'list', '--', '--status', 'failed']);
     expect(flag.code).toBe(2);
     expect(flag.err).toMatch(/runs list takes no arguments \(--status came after a lone --, which ends the options\)/);
   });
 
-  it("refuses every write command on a file that is not Docket's without changing a byte of it", () => {
+  it("refuses every write command on a file that is not Docket's without changing a byte of it", async () => {
     const appFile = join(dir, 'app-rollback.sqlite');
     const app = new Database(appFile);
     app.exec('CREATE TABLE notes (id TEXT PRIMARY KEY)');
@@ -281,7 +279,7 @@ describe('docket runs', () => {
     for (const file of [appFile, empty]) {
       const before = readFileSync(file);
       for (const args of writes) {
-        const result = docket(['--db', file, ...args]);
+        const result = await docket(['--db', file, ...args]);
         expect(result.code, args.join(' ')).toBe(1);
         expect(result.err, args.join(' ')).toMatch(/^SCHEMA_MISMATCH: /);
         expect(readFileSync(file).equals(before), `${args.join(' ')} changed ${file}`).toBe(true);
@@ -301,18 +299,18 @@ describe('docket runs', () => {
       db.close();
       return names.map((t) => (t as { name: string }).name);
     };
-    const gc = docket(['--db', plain, 'gc']);
+    const gc = await docket(['--db', plain, 'gc']);
     expect(gc.code).toBe(1);
     expect(gc.err).toMatch(/^SCHEMA_MISMATCH: .*docket migrate/);
     expect(tables()).toEqual(['orders']);
-    const dry = docket(['--db', plain, 'migrate', '--dry-run']);
+    const dry = await docket(['--db', plain, 'migrate', '--dry-run']);
     expect(dry).toMatchObject({ code: 0 });
     expect(dry.out).toMatch(/^would migrate .*plain\.sqlite: this file is not a Docket database/);
     expect(tables()).toEqual(['orders']);
-    expect(docket(['--db', plain, 'migrate']).out).toMatch(/^migrated /);
+    expect((await docket(['--db', plain, 'migrate'])).out).toMatch(/^migrated /);
     expect(tables()).toContain('docket_runs');
-    expect(docket(['--db', plain, '--json', 'migrate']).out).toContain('"upToDate": true');
-    expect(docket(['--db', plain, 'gc'])).toMatchObject({ code: 0 });
+    expect((await docket(['--db', plain, '--json', 'migrate'])).out).toContain('"upToDate": true');
+    expect(await docket(['--db', plain, 'gc'])).toMatchObject({ code: 0 });
   });
 
   it('prints stats as operator.stats() answers them, for all tasks or one', async () => {
@@ -321,23 +319,23 @@ describe('docket runs', () => {
       at: 'now',
       oldestDueAgeMs: value.oldestDueAgeMs === null ? null : 'some',
     });
-    expect(same(json(['stats']))).toEqual(same(await api.operator.stats()));
-    const work = json(['stats', '--task', 'work']);
+    expect(same(await json(['stats']))).toEqual(same(await api.operator.stats()));
+    const work = await json(['stats', '--task', 'work']);
     expect(work.byTask.map((t: { name: string }) => t.name)).toEqual(['work']);
     expect(work.byStatus.success).toBe(3);
     expect(same(work)).toEqual(same(await api.operator.stats({ taskName: 'work' })));
-    const text = docket(['--db', db, 'stats']).out;
+    const text = (await docket(['--db', db, 'stats'])).out;
     expect(text).toMatch(/^TASK\s+VERSION\s+/);
     expect(text).toMatch(/^work\s+1\s+/m);
     expect(text).toMatch(/^dead letters: \d+$/m);
-    expect(docket(['--db', db, 'stats', '--task', ''])).toMatchObject({ code: 1 });
-    expect(docket(['--db', db, 'stats', '--limit', '3'])).toMatchObject({ code: 2 });
+    expect(await docket(['--db', db, 'stats', '--task', ''])).toMatchObject({ code: 1 });
+    expect(await docket(['--db', db, 'stats', '--limit', '3'])).toMatchObject({ code: 2 });
   });
 
   it('runs gc and health', async () => {
-    expect(json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
-    expect(json(['health'])).toEqual({ status: 'ready', reasons: [] });
-    expect(docket(['--db', db, 'health']).out.trim()).toBe('ready');
+    expect(await json(['gc'])).toEqual({ runs: 0, events: 0, deadLetters: 0 });
+    expect(await json(['health'])).toEqual({ status: 'ready', reasons: [] });
+    expect((await docket(['--db', db, 'health'])).out.trim()).toBe('ready');
   });
 });
 
@@ -350,7 +348,7 @@ describe('docket providers check', () => {
       DOCKET_PROVIDER_LOCALHTTP_API_KEY: 'sk-cli-secret-value',
     };
     const before = local.requestCount;
-    const result = await docketAsync(['providers', 'check', '--provider', 'localhttp', '--json'], env);
+    const result = await docket(['providers', 'check', '--provider', 'localhttp', '--json'], env);
     expect(result.code, result.err).toBe(0);
     expect(JSON.parse(result.out)).toMatchObject({ provider: 'localhttp', model: 'local-check', finishReason: 'stop' });
     expect(local.requestCount).toBe(before + 1);
@@ -359,7 +357,7 @@ describe('docket providers check', () => {
 
   it('reports a failing model with its code and exit 1', async () => {
     local.fail('http500', 1);
-    const result = await docketAsync(['providers', 'check'], {
+    const result = await docket(['providers', 'check'], {
       DOCKET_PROVIDER_LOCALHTTP_KIND: 'openai-compatible',
       DOCKET_PROVIDER_LOCALHTTP_BASE_URL: local.baseUrl,
       DOCKET_PROVIDER_LOCALHTTP_MODEL: 'local-check',
@@ -370,19 +368,34 @@ describe('docket providers check', () => {
     expect(result.err).not.toContain('sk-cli-secret-value');
   });
 
-  it('starts the local model when nothing is configured', () => {
-    const result = docket(['providers', 'check']);
+  it('starts the local model when nothing is configured', async () => {
+    const result = await docket(['providers', 'check']);
     expect(result.code, result.err).toBe(0);
     expect(result.out).toMatch(/^local \(openai-compatible\): model local, \d+ ms, finish stop/);
   });
 });
 
 describe('docket usage and files', () => {
-  it('prints its version with --version and exits 0', () => {
+  it('prints its version with --version and exits 0', async () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-    const result = docket(['--version']);
-    expect(result.code).toBe(0);
-    expect(result.out.trim()).toBe(manifest.version);
+    const result = binary(['--version']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim()).toBe(manifest.version);
+  });
+
+  it('the built binary exits with what the command answers: 1 for a missing run or with the error code on stderr, 2 with the usage', () => {
+    const missing = binary(['--db', db, 'runs', 'get', 'a'.repeat(32)]);
+    expect(missing.status).toBe(1);
+    expect(missing.stdout.trim()).toBe(`no run ${'a'.repeat(32)}`);
+    const malformed = binary(['--db', db, 'runs', 'get', 'nope']);
+    expect(malformed.status).toBe(1);
+    expect(malformed.stderr).toMatch(/^JSON_INVALID: /);
+    const usage = binary(['runs', 'list']);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/usage: docket/);
+    const listed = binary(['--db', db, '--json', 'runs', 'list', '--limit', '1']);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).items).toHaveLength(1);
   });
 
   it.each([
@@ -397,14 +410,14 @@ describe('docket usage and files', () => {
     [['--db', 'x', 'runs', 'list', '--status', 'sleeping']],
     [['runs', 'list']],
     [['--database-url', 'postgres://x', '--db', 'x', 'runs', 'list']],
-  ])('exits 2 with a usage line for %j', (args) => {
-    const result = docket(args);
+  ])('exits 2 with a usage line for %j', async (args) => {
+    const result = await docket(args);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/usage: docket/);
   });
 
-  it('prints complete help for the command and for each subcommand', () => {
-    const help = docket(['--help']);
+  it('prints complete help for the command and for each subcommand', async () => {
+    const help = await docket(['--help']);
     expect(help.code).toBe(0);
     for (const command of [
       'runs list',
@@ -417,13 +430,13 @@ describe('docket usage and files', () => {
       'providers check',
     ]) {
       expect(help.out).toContain(command.split(' ')[0]);
-      const sub = docket([...command.split(' '), '--help']);
+      const sub = await docket([...command.split(' '), '--help']);
       expect(sub.code).toBe(0);
       expect(sub.out).toMatch(/^usage: docket/);
     }
   });
 
-  it('never creates or changes a file it was only asked to read', () => {
+  it('never creates or changes a file it was only asked to read', async () => {
     const before = fingerprint(db);
     for (const args of [
       ['runs', 'list'],
@@ -432,27 +445,27 @@ describe('docket usage and files', () => {
       ['dead-letters', 'list'],
       ['health'],
     ]) {
-      expect(docket(['--db', db, ...args]).code).toBe(0);
+      expect((await docket(['--db', db, ...args])).code).toBe(0);
     }
     expect(fingerprint(db)).toBe(before);
     const missing = join(dir, 'missing.sqlite');
-    const result = docket(['--db', missing, 'runs', 'list']);
+    const result = await docket(['--db', missing, 'runs', 'list']);
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/^CONNECTION_UNAVAILABLE: /);
     expect(existsSync(missing)).toBe(false);
-    const cancel = docket(['--db', missing, 'runs', 'cancel', 'a'.repeat(32), '--reason', 'x']);
+    const cancel = await docket(['--db', missing, 'runs', 'cancel', 'a'.repeat(32), '--reason', 'x']);
     expect(cancel.code).toBe(1);
     expect(existsSync(missing)).toBe(false);
   });
 
-  it('refuses a file that is not a Docket database without changing it', () => {
+  it('refuses a file that is not a Docket database without changing it', async () => {
     const other = join(dir, 'other.sqlite');
     spawnSync(process.execPath, [
       '-e',
       `const D=require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});new D(${JSON.stringify(other)}).exec('CREATE TABLE t(x)')`,
     ]);
     const before = fingerprint(other);
-    const result = docket(['--db', other, 'runs', 'list']);
+    const result = await docket(['--db', other, 'runs', 'list']);
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/^SCHEMA_MISMATCH: /);
     expect(fingerprint(other)).toBe(before);
@@ -460,7 +473,7 @@ describe('docket usage and files', () => {
 });
 
 // With the server .ci/run provides, the same commands work on PostgreSQL (--database-url).
-describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', () => {
+describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', async () => {
   it('lists, gets and cancels runs in a PostgreSQL schema', async () => {
     const url = process.env.DOCKET_TEST_DATABASE_URL as string;
     const schema = `docket_cli_${Date.now().toString(36)}`;
@@ -473,8 +486,7 @@ describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', ()
     await queue.ready();
     try {
       const { runId } = await task.start({ query: { on: 'postgres' } });
-      const pgArgs = (args: string[]) =>
-        docketAsync(['--database-url', url, '--schema', schema, '--json', ...args], {});
+      const pgArgs = (args: string[]) => docket(['--database-url', url, '--schema', schema, '--json', ...args], {});
       const listed = await pgArgs(['runs', 'list']);
       expect(listed.code, listed.err).toBe(0);
       expect(JSON.parse(listed.out).items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
@@ -494,7 +506,7 @@ describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', ()
     const url = process.env.DOCKET_TEST_DATABASE_URL as string;
     const schema = `docket_cli_typo_${Date.now().toString(36)}`;
     for (const args of [['runs', 'list'], ['runs', 'get', '0'.repeat(32)], ['dead-letters', 'list'], ['health']]) {
-      const result = await docketAsync(['--database-url', url, '--schema', schema, ...args], {});
+      const result = await docket(['--database-url', url, '--schema', schema, ...args], {});
       expect(result.code, result.out).toBe(1);
       expect(result.err).toMatch(/^SCHEMA_MISMATCH: .*docket migrate/);
     }

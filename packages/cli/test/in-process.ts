@@ -8,13 +8,33 @@ export interface CliAnswer {
 }
 
 /**
- * Runs the CLI in this process (no child process, so a call costs what the command costs) on the SQLite file `db`,
- * with `cwd` as its working directory; answers its exit code and output.
+ * Runs the CLI in this process (no child process, so a call costs what the command costs) with `cwd` as its working
+ * directory and `env` as its environment; answers its exit code and its output as the binary prints it (each line
+ * ends with a newline).
+ */
+export async function cliIn(argv: string[], cwd: string, env: Record<string, string> = {}): Promise<CliAnswer> {
+  let out = '';
+  let err = '';
+  const io = {
+    out: (t: string) => {
+      out += `${t}\n`;
+    },
+    err: (t: string) => {
+      err += `${t}\n`;
+    },
+    colour: false,
+    env,
+    cwd,
+  };
+  const code = await main(argv, io);
+  return { code, out, err };
+}
+
+/**
+ * Runs the CLI in this process on the SQLite file `db`, with `dir` as its working directory; answers its exit code
+ * and output (without the last line's newline).
  */
 export async function docketIn(dir: string, db: string, argv: string[]): Promise<CliAnswer> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), colour: false, env: {}, cwd: dir };
-  const code = await main(['--db', db, ...argv], io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
+  const answer = await cliIn(['--db', db, ...argv], dir);
+  return { code: answer.code, out: answer.out.replace(/\n$/, ''), err: answer.err.replace(/\n$/, '') };
 }
