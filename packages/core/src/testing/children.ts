@@ -38,8 +38,10 @@ async function familyQueue<Tx>(
     store: h.store,
     logger: false,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    // A child cancelled by its parent while its page runs learns it at its next heartbeat: soon, in these tests.
+    // A child cancelled by its parent while its page runs learns it at its next heartbeat (the shortest allowed);
+    // pages still hanging when a test ends are aborted at close rather than waited for.
     protocol: { pollMs: 10, heartbeatMs: 1000 },
+    runtime: { closeGraceMs: 0 },
     defaults: { policy: { attempts: 1, backoff: { baseMs: 1, maxMs: 5 } } },
   });
   area.track(queue);
