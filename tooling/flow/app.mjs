@@ -14,12 +14,18 @@ export const OTHER_TASK = 'other';
 /**
  * Defines the trial's two tasks on `queue` with `flow` on the limited one. With `handlers`, a page sleeps `pageMs` (or
  * its run's `query.pageMs`) and ends; a run whose query holds `holdUntil` (epoch ms) throws a task hold until then (`RetryAfterError`, from the
- * fixture's `@docket/core`), once that time is ahead. `started(runId)` is told when a page of the limited task begins
- * (after its claim committed): the trial's account of when each lease was surely held.
+ * fixture's `@docket/core`), once that time is ahead; a run whose `query.stallOn` is `workerId` hangs until the process
+ * is killed. `started(runId)` is told when a page of the limited task begins (after its claim committed): the trial's
+ * account of when each lease was surely held.
  */
-export function defineFlowTasks(queue, { flow, pageMs = 20, handlers = true, RetryAfterError, started = () => {} }) {
+export function defineFlowTasks(
+  queue,
+  { flow, pageMs = 20, handlers = true, RetryAfterError, started = () => {}, workerId },
+) {
   const page = (onStart) => async (ctx) => {
     onStart(ctx.runId);
+    // A run that names this worker in `stallOn` never ends its page here: the trial kills this worker holding it.
+    if (ctx.query?.stallOn !== undefined && ctx.query.stallOn === workerId) await new Promise(() => {});
     const holdUntil = ctx.query?.holdUntil;
     if (typeof holdUntil === 'number' && holdUntil - Date.now() > 50) {
       throw new RetryAfterError('the provider asked to wait', { retryAfterMs: holdUntil - Date.now(), hold: 'task' });
@@ -59,6 +65,6 @@ export async function flowWorkerMain({ createQueue, RetryAfterError, store, work
     logger: false,
   });
   const started = (runId) => appendFileSync(log, `${runId} ${Date.now()}\n`);
-  defineFlowTasks(queue, { flow: JSON.parse(flow), RetryAfterError, started });
+  defineFlowTasks(queue, { flow: JSON.parse(flow), RetryAfterError, started, workerId });
   await runFlowWorker(queue);
 }

@@ -64,7 +64,7 @@ async function killHolding(queue, worker, log) {
  * begins, and answers `{ id, proc, ready }`. Starts `runs` runs of the limited
  * task (in `groups` groups when given; `holdFirstMs`: the first asks for a task hold that long; `pageMs`: how long
  * each of their pages takes, else the application's default), `other` runs of the
- * unlimited task, optionally kills one worker holding a lease (`kill`), waits until every run succeeded, and answers
+ * unlimited task, optionally kills one worker holding a lease (`kill`: that worker's pages hang), waits until every run succeeded, and answers
  * the figures.
  */
 export async function flowTrial({
@@ -89,7 +89,13 @@ export async function flowTrial({
     const startedAt = Date.now();
     const holdUntil = startedAt + holdFirstMs;
     const inputs = Array.from({ length: runs }, (_, i) => ({
-      query: { i, ...(i === 0 && holdFirstMs > 0 ? { holdUntil } : {}), ...(pageMs === undefined ? {} : { pageMs }) },
+      query: {
+        i,
+        ...(i === 0 && holdFirstMs > 0 ? { holdUntil } : {}),
+        ...(pageMs === undefined ? {} : { pageMs }),
+        // The worker to kill hangs in every page it begins, so it surely holds its leases when it dies.
+        ...(kill ? { stallOn: 'w0' } : {}),
+      },
       ...(groups > 0 ? { group: `g${i % groups}` } : {}),
     }));
     if (holdFirstMs > 0) {
