@@ -70,7 +70,7 @@ export default defineConfig({
           name: 'alone',
           include: ALONE,
           typecheck: { enabled: false },
-          maxWorkers: 1,
+          maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
       },

@@ -29,8 +29,7 @@ if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile >/dev/null; else pnpm i
 if [ -n "${DOCKET_NODE24_ALL:-}" ]; then
   pnpm test
 else
-  pnpm test --exclude packages/cli/test/cli.test.ts \
-    --exclude 'packages/*/test/schedules-multi-process.test.ts' --exclude 'packages/*/test/flow-multi-process.test.ts' \
+  pnpm test --exclude 'packages/*/test/schedules-multi-process.test.ts' --exclude 'packages/*/test/flow-multi-process.test.ts' \
     --exclude 'packages/*/test/family-multi-process.test.ts' --exclude 'packages/*/test/feed-multi-process.test.ts' \
     --exclude 'packages/dashboard/test/*browser.test.ts'
 fi
