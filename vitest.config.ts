@@ -70,7 +70,7 @@ export default defineConfig({
           name: 'alone',
           include: ALONE,
           typecheck: { enabled: false },
-          maxWorkers: 2,
+          maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },
       },
