@@ -6,7 +6,9 @@ const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import
 
 /**
  * The files that spawn worker processes, a browser or the examples' scripts, or run trials whose figures depend on
- * having the machine: they run one at a time, after the others (which run two at a time).
+ * having the machine: they run one at a time, after the others. The others run four at a time: they mostly wait (on
+ * the database server, on timers), and share one module graph per worker (`isolate: false`), so a file costs what its
+ * tests cost rather than a fresh import of the packages.
  */
 const ALONE = [
   'packages/*/test/*multi-process.test.ts',
@@ -50,6 +52,8 @@ export default defineConfig({
     // The default logger of every queue the tests make (and of the processes they spawn) writes nothing: a test that
     // provokes a failure asserts on it, not on stderr. Tests of the logger pass their own.
     env: { DOCKET_LOG_LEVEL: 'silent' },
+    // A test's vi.stubEnv ends with the test: files share a worker's process.
+    unstubEnvs: true,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
@@ -60,7 +64,8 @@ export default defineConfig({
           name: 'shared',
           include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           exclude: ['**/node_modules/**', ...ALONE],
-          maxWorkers: 2,
+          maxWorkers: 4,
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createQueue, type TaskDefinition } from '@docket/core';
-import type { ConformanceHarness } from '@docket/core/conformance';
+import { type ConformanceHarness, runStoreConformance } from '@docket/core/conformance';
 import { waitFor } from '@docket/core/testing';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { type PostgresTransaction, postgresStore } from '../src/index.js';
 
 /** The server CI provides; without it the suite runs on PGlite, so `pnpm test` passes on a laptop. */
@@ -127,4 +128,21 @@ export async function postgresHarness(db: Backend): Promise<ConformanceHarness<P
       await db.query(`DROP SCHEMA "${schema}" CASCADE`);
     },
   };
+}
+
+/** The parts the conformance suite is split into for this store (a file each, so that the runner overlaps them). */
+export const CONFORMANCE_PARTS = 3;
+
+/** Declares part `index` of the conformance suite on the test backend (the server, or PGlite without one). */
+export function pgConformancePart(index: number): void {
+  let db: Awaited<ReturnType<typeof backend>>;
+  beforeAll(async () => {
+    db = await backend();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+  runStoreConformance(DATABASE_URL ? 'postgres (server)' : 'postgres (PGlite)', () => postgresHarness(db), {
+    part: { index, of: CONFORMANCE_PARTS },
+  });
 }

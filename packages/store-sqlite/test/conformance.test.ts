@@ -2,4 +2,3 @@ import { runStoreConformance } from '@docket/core/conformance';
 import { sqliteHarness } from './helpers.js';
 
 runStoreConformance('sqlite (file)', () => sqliteHarness('file'));
-runStoreConformance('sqlite (:memory:)', () => sqliteHarness('memory'));

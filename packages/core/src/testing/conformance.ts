@@ -2,6 +2,7 @@
 // is this entry's peer; an application's tests want `@docket/core/testing`, which needs no test runner.
 import { describe, expect, it } from 'vitest';
 import type { StoreVerbName } from '../store/bind-verbs.js';
+import { DocketError } from '../util/errors.js';
 import { batchingSuite } from './batching.js';
 import { budgetsSuite } from './budgets.js';
 import { bulkStartsSuite } from './bulk-starts.js';
@@ -37,6 +38,11 @@ export { recordingVerbs, uncoveredVerbs } from './verb-coverage.js';
 export interface ConformanceOptions {
   /** Areas to leave out, only for a store that documents why it cannot offer them. */
   skipAreas?: ConformanceArea[];
+  /**
+   * One part of the suite: the areas dealt to part `index` (1-based) of `of`, in turn. Files that declare parts 1 to
+   * `of` together run the whole suite, and a test runner can run them at once.
+   */
+  part?: { index: number; of: number };
 }
 
 /** The areas the conformance suite covers, one file each. */
@@ -112,6 +118,27 @@ const AREAS: Record<ConformanceArea, AreaSuite> = {
 export const CONFORMANCE_AREAS: Readonly<Record<ConformanceArea, AreaSuite>> = AREAS;
 
 /**
+ * The areas `runStoreConformance` declares with these options, in order: all of them but `skipAreas`, and of those
+ * only the part asked for. Throws `CONFIG_INVALID` for a part that does not exist.
+ */
+export function conformanceAreasOf(options: ConformanceOptions = {}): ConformanceArea[] {
+  const { part } = options;
+  if (
+    part &&
+    !(Number.isInteger(part.of) && Number.isInteger(part.index) && part.index >= 1 && part.index <= part.of)
+  ) {
+    throw new DocketError('CONFIG_INVALID', 'part needs whole numbers with 1 <= index <= of', {
+      operation: 'runStoreConformance',
+      details: { path: 'part' },
+    });
+  }
+  return (Object.keys(AREAS) as ConformanceArea[]).filter(
+    (area, position) =>
+      !options.skipAreas?.includes(area) && (part === undefined || position % part.of === part.index - 1),
+  );
+}
+
+/**
  * Declares the whole store conformance suite (vitest) for one store: every store must pass it in full. After each
  * area, a test checks that the area called every store verb it says it covers.
  */
@@ -120,9 +147,12 @@ export function runStoreConformance<Tx>(
   factory: HarnessFactory<Tx>,
   options: ConformanceOptions = {},
 ): void {
-  describe(`store conformance: ${name}`, () => {
-    for (const [area, { suite, verbs }] of Object.entries(AREAS) as [ConformanceArea, AreaSuite][]) {
-      if (options.skipAreas?.includes(area)) continue;
+  const areas = conformanceAreasOf(options);
+  const { part } = options;
+  const title = part ? `${name} (part ${part.index} of ${part.of})` : name;
+  describe(`store conformance: ${title}`, () => {
+    for (const area of areas) {
+      const { suite, verbs } = AREAS[area];
       const called = new Set<StoreVerbName>();
       suite(recordingVerbs(factory, called));
       it(`${area}: calls every store verb it covers`, () => {

@@ -1,0 +1,3 @@
+import { pgConformancePart } from './helpers.js';
+
+pgConformancePart(2);
