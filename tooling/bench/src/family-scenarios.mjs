@@ -1,45 +1,20 @@
 // Child-run measurements, one per process: `node family-scenarios.mjs <name> <json args>` prints one JSON line. On a
 // fresh SQLite file, or a fresh PostgreSQL schema when `url` is given (dropped at the end). No-op handlers, as in
 // scenarios.mjs.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createQueue } from '@docket/core';
-import { postgresStore } from '@docket/store-postgres';
-import { sqliteStore } from '@docket/store-sqlite';
-import pg from 'pg';
 import { latch, payload } from './common.mjs';
+import { freshStore } from './fresh-store.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
-
-/** A fresh store (and what drops it): a SQLite file, or a PostgreSQL schema of its own. */
-async function freshStore(url) {
-  if (url === undefined) {
-    const filename = join(mkdtempSync(join(tmpdir(), 'docket-bench-family-')), 'bench.sqlite');
-    return { store: sqliteStore({ filename }), drop: async () => {} };
-  }
-  const schema = `bench_family_${process.pid}`;
-  const admin = async (text) => {
-    const client = new pg.Client(url);
-    await client.connect();
-    await client.query(text);
-    await client.end();
-  };
-  await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  return {
-    store: postgresStore({ connectionString: url, schema }),
-    drop: () => admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
-  };
-}
 
 /**
  * A queue with the `leaf` task (no-op, `onLeaf` told of each page) and the `fanout` task whose first page starts `n`
  * leaves and whose second page tells `onParentDone`.
  */
 async function openFamily(url, concurrency, onLeaf, onParentDone = () => {}) {
-  const { store, drop } = await freshStore(url);
-  const queue = createQueue({ store, runtime: { mode: 'all', concurrency }, logger: false });
+  const { open, drop } = await freshStore(url, 'family');
+  const queue = createQueue({ store: open(), runtime: { mode: 'all', concurrency }, logger: false });
   const leaf = queue.define(
     { name: 'leaf', version: '1' },
     {

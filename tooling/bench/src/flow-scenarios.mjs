@@ -1,19 +1,16 @@
-// Flow-control measurements on SQLite, one per process: `node flow-scenarios.mjs <name> <json args>` prints one JSON
-// line. The same ~100-byte payload and do-nothing handler as scenarios.mjs, on a task with `flow`.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Flow-control measurements, one per process: `node flow-scenarios.mjs <name> <json args>` prints one JSON line. On
+// a fresh SQLite file, or a fresh PostgreSQL schema when `url` is given (dropped at the end). The same ~100-byte
+// payload and do-nothing handler as scenarios.mjs, on a task with `flow`.
 import { createQueue } from '@docket/core';
-import { sqliteStore } from '@docket/store-sqlite';
 import { definition, latch, payload, rate } from './common.mjs';
+import { freshStore } from './fresh-store.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
-const args = JSON.parse(rawArgs ?? '{}');
-const tempFile = () => join(mkdtempSync(join(tmpdir(), 'docket-bench-flow-')), 'bench.sqlite');
+const { url, ...args } = JSON.parse(rawArgs ?? '{}');
 
-/** Fills a file with n pending runs of the task with `flow`, `groups` groups of them (0: all in the default group). */
-async function fill(filename, n, flow, groups) {
-  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'producer' } });
+/** Fills a fresh store with n pending runs of the task with `flow`, `groups` groups of them (0: all in the default one). */
+async function fill(store, n, flow, groups) {
+  const queue = createQueue({ store, runtime: { mode: 'producer' } });
   const task = queue.define({ ...definition, ...(flow ? { flow } : {}) });
   await queue.ready();
   for (let i = 0; i < n; i += 1000) {
@@ -31,11 +28,11 @@ async function fill(filename, n, flow, groups) {
  * answers runs processed per second.
  */
 async function flowProcess({ n, concurrency, flow, groups = 0 }) {
-  const filename = tempFile();
-  await fill(filename, n, flow, groups);
+  const fresh = await freshStore(url, 'flow');
+  await fill(fresh.open(), n, flow, groups);
   const all = latch();
   let done = 0;
-  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency } });
+  const queue = createQueue({ store: fresh.open(), runtime: { mode: 'consumer', concurrency } });
   queue.define(
     { ...definition, ...(flow ? { flow } : {}) },
     {
@@ -50,6 +47,7 @@ async function flowProcess({ n, concurrency, flow, groups = 0 }) {
   await all.done;
   const ms = performance.now() - t;
   await queue.close();
+  await fresh.drop();
   return { rate: rate(n, ms) };
 }
 
@@ -58,8 +56,8 @@ async function flowProcess({ n, concurrency, flow, groups = 0 }) {
  * answers the pages in flight on average over the run (the time-weighted mean).
  */
 async function flowConcurrency({ n, limit, pageMs }) {
-  const filename = tempFile();
-  await fill(filename, n, { concurrency: limit }, 0);
+  const fresh = await freshStore(url, 'flow');
+  await fill(fresh.open(), n, { concurrency: limit }, 0);
   const all = latch();
   let done = 0;
   let inFlight = 0;
@@ -70,7 +68,7 @@ async function flowConcurrency({ n, limit, pageMs }) {
     area += inFlight * (now - last);
     last = now;
   };
-  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency: 64 } });
+  const queue = createQueue({ store: fresh.open(), runtime: { mode: 'consumer', concurrency: 64 } });
   queue.define(
     { ...definition, flow: { concurrency: limit } },
     {
@@ -92,6 +90,7 @@ async function flowConcurrency({ n, limit, pageMs }) {
   step();
   const mean = area / (performance.now() - t);
   await queue.close();
+  await fresh.drop();
   return { mean: Math.round(mean * 100) / 100 };
 }
 
@@ -101,12 +100,12 @@ async function flowConcurrency({ n, limit, pageMs }) {
  */
 async function flowRate({ perSecond }) {
   const n = 5 * perSecond;
-  const filename = tempFile();
+  const fresh = await freshStore(url, 'flow');
   const flow = { rate: { max: perSecond, perMs: 1000 } };
-  await fill(filename, n, flow, 0);
+  await fill(fresh.open(), n, flow, 0);
   const all = latch();
   const claimedAt = [];
-  const queue = createQueue({ store: sqliteStore({ filename }), runtime: { mode: 'consumer', concurrency: 256 } });
+  const queue = createQueue({ store: fresh.open(), runtime: { mode: 'consumer', concurrency: 256 } });
   queue.define(
     { ...definition, flow },
     {
@@ -120,6 +119,7 @@ async function flowRate({ perSecond }) {
   await queue.ready();
   await all.done;
   await queue.close();
+  await fresh.drop();
   const first = claimedAt[0];
   const last = claimedAt[n - 1];
   return { rate: Math.round((n - perSecond) / ((last - first) / 1000)) };

@@ -1,4 +1,4 @@
-// The flow-control rows of `pnpm bench` (SQLite): a task with limits far above the machine against the same task
+// The flow-control rows of `pnpm bench`, on SQLite and on PostgreSQL: a task with limits far above the machine against the same task
 // without `flow`, the leases a concurrency limit keeps under a backlog, the rate a rate limit reaches, and claims
 // across 1,000 groups against one group.
 import { fileURLToPath } from 'node:url';
@@ -9,19 +9,19 @@ const FLOW_SCENARIOS = fileURLToPath(new URL('./flow-scenarios.mjs', import.meta
 const FAR_ABOVE = { concurrency: 10_000, rate: { max: 100_000, perMs: 1000 } };
 
 /**
- * Adds the flow rows: `scenario(name, args, file)` runs one measurement, `inTurns` alternates them, `add` records a
- * row (see run.mjs).
+ * Adds the flow rows for one store (`url` for PostgreSQL, none for SQLite): `scenario(name, args, file)` runs one
+ * measurement, `inTurns` alternates them, `add` records a row (see run.mjs).
  */
-export async function flowSection({ quick, concurrency, scenario, inTurns, add, log }) {
-  const flow = (name, args) => scenario(name, args, FLOW_SCENARIOS);
+export async function flowSection({ quick, concurrency, scenario, inTurns, add, log, store, url }) {
+  const flow = (name, args) => scenario(name, { ...args, ...(url ? { url } : {}) }, FLOW_SCENARIOS);
   const n = quick ? 2_000 : 20_000;
-  log(`flow control, n=${n}`);
+  log(`flow control on ${store}, n=${n}`);
   const [limited, plain] = await inTurns([
     () => flow('flowProcess', { n, concurrency, flow: { ...FAR_ABOVE, group: FAR_ABOVE } }),
     () => flow('flowProcess', { n, concurrency }),
   ]);
   add(
-    'processed/s with flow limits far above the machine',
+    `processed/s with flow limits far above the machine (${store})`,
     `n=${n}`,
     limited.rate,
     plain.rate,
@@ -34,7 +34,7 @@ export async function flowSection({ quick, concurrency, scenario, inTurns, add, 
     () => flow('flowProcess', { n: groups * 10, concurrency, flow: { group: FAR_ABOVE }, groups: 1 }),
   ]);
   add(
-    'processed/s by group (group limits set)',
+    `processed/s by group, group limits set (${store})`,
     `${groups} groups of 10`,
     many.rate,
     one.rate,
@@ -44,7 +44,7 @@ export async function flowSection({ quick, concurrency, scenario, inTurns, add, 
   const limit = 8;
   const leased = await flow('flowConcurrency', { n: quick ? 200 : 1000, limit, pageMs: 20 });
   add(
-    'pages in flight on average, concurrency limit under a backlog',
+    `pages in flight on average, concurrency limit under a backlog (${store})`,
     `limit ${limit}, 20 ms pages`,
     leased.mean,
     limit,
@@ -54,7 +54,7 @@ export async function flowSection({ quick, concurrency, scenario, inTurns, add, 
   const perSecond = quick ? 100 : 500;
   const reached = await flow('flowRate', { perSecond });
   add(
-    'claims/s under a rate limit, after the first window',
+    `claims/s under a rate limit, after the first window (${store})`,
     `limit ${perSecond}/s`,
     reached.rate,
     perSecond,

@@ -74,22 +74,21 @@ if (!redis.ok) log(`BullMQ rows skipped: Redis does not answer at ${redisUrl} ($
 const peer = redis.ok ? { bullmq, name: BULLMQ } : null;
 if (only === null || only === 'sqlite') await sqliteSection();
 if (only === null || only === 'sqlite' || only === 'flow') {
-  await flowSection({ quick, concurrency, scenario, inTurns, add, log });
+  await flowSection({ quick, concurrency, scenario, inTurns, add, log, store: 'SQLite' });
 }
 if (only === null || only === 'sqlite' || only === 'children') {
   await familySection({ quick, concurrency, scenario, inTurns, add, log, store: 'SQLite' });
 }
 let db = null;
-if (only === null || only === 'postgres' || only === 'children') {
+if (only === null || only === 'postgres' || only === 'children' || only === 'flow') {
   db = await benchDatabase(log);
-  if (db !== null && only !== 'children') {
+  if (db !== null && (only === null || only === 'postgres')) {
     const pgScenario = (name, args) => scenario(name, args, PG_SCENARIOS);
     await postgresSection({ db, quick, scenario: pgScenario, add, log, peer });
   }
-  if (db !== null) {
-    const args = { quick, concurrency: PG_CONCURRENCY, scenario, inTurns, add, log, store: 'PostgreSQL', url: db.url };
-    await familySection(args);
-  }
+  const args = { quick, concurrency: PG_CONCURRENCY, scenario, inTurns, add, log, store: 'PostgreSQL', url: db?.url };
+  if (db !== null && only !== 'children') await flowSection(args);
+  if (db !== null && only !== 'flow') await familySection(args);
 }
 if (only === 'fleet') db = await benchDatabase(log);
 if ((only === null || only === 'fleet') && db !== null) await fleetRows(db);
