@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createQueue, type Queue } from '@docket/core';
 import { waitFor, waitForStatus } from '@docket/core/testing';
-import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +17,6 @@ const dir = mkdtempSync(join(tmpdir(), 'docket-cli-'));
 const db = join(dir, 'docket.sqlite');
 let api: Queue;
 let ids: { done: string[]; failed: string; idle: string[]; parent: string };
-let local: LocalModel;
 
 /** Runs the CLI in this process, in the test directory, with only `PATH` and `env` in its environment. */
 const docket = (args: string[], env: Record<string, string> = {}) =>
@@ -41,7 +39,6 @@ const fingerprint = (file: string) =>
   `${createHash('sha256').update(readFileSync(file)).digest('hex')}:${statSync(file).mtimeMs}`;
 
 beforeAll(async () => {
-  local = await startLocalModel();
   // A worker queue that finishes runs, fails one, and dead-letters its failure callback.
   const worker = createQueue({
     store: sqliteStore({ filename: db }),
@@ -91,7 +88,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api.close();
-  await local.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -339,42 +335,6 @@ describe('docket runs', () => {
   });
 });
 
-describe('docket providers check', () => {
-  it('checks a provider configured in the environment against the local model, never printing the key', async () => {
-    const env = {
-      DOCKET_PROVIDER_LOCALHTTP_KIND: 'openai-compatible',
-      DOCKET_PROVIDER_LOCALHTTP_BASE_URL: local.baseUrl,
-      DOCKET_PROVIDER_LOCALHTTP_MODEL: 'local-check',
-      DOCKET_PROVIDER_LOCALHTTP_API_KEY: 'sk-cli-secret-value',
-    };
-    const before = local.requestCount;
-    const result = await docket(['providers', 'check', '--provider', 'localhttp', '--json'], env);
-    expect(result.code, result.err).toBe(0);
-    expect(JSON.parse(result.out)).toMatchObject({ provider: 'localhttp', model: 'local-check', finishReason: 'stop' });
-    expect(local.requestCount).toBe(before + 1);
-    expect(`${result.out}${result.err}`).not.toContain('sk-cli-secret-value');
-  });
-
-  it('reports a failing model with its code and exit 1', async () => {
-    local.fail('http500', 1);
-    const result = await docket(['providers', 'check'], {
-      DOCKET_PROVIDER_LOCALHTTP_KIND: 'openai-compatible',
-      DOCKET_PROVIDER_LOCALHTTP_BASE_URL: local.baseUrl,
-      DOCKET_PROVIDER_LOCALHTTP_MODEL: 'local-check',
-      DOCKET_PROVIDER_LOCALHTTP_API_KEY: 'sk-cli-secret-value',
-    });
-    expect(result.code).toBe(1);
-    expect(result.err).toMatch(/^PROVIDER_HTTP_ERROR: /);
-    expect(result.err).not.toContain('sk-cli-secret-value');
-  });
-
-  it('starts the local model when nothing is configured', async () => {
-    const result = await docket(['providers', 'check']);
-    expect(result.code, result.err).toBe(0);
-    expect(result.out).toMatch(/^local \(openai-compatible\): model local, \d+ ms, finish stop/);
-  });
-});
-
 describe('docket usage and files', () => {
   it('prints its version with --version and exits 0', async () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -470,53 +430,4 @@ describe('docket usage and files', () => {
     expect(result.err).toMatch(/^SCHEMA_MISMATCH: /);
     expect(fingerprint(other)).toBe(before);
   });
-});
-
-// With the server .ci/run provides, the same commands work on PostgreSQL (--database-url).
-describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', async () => {
-  it('lists, gets and cancels runs in a PostgreSQL schema', async () => {
-    const url = process.env.DOCKET_TEST_DATABASE_URL as string;
-    const schema = `docket_cli_${Date.now().toString(36)}`;
-    const { postgresStore } = await import('@docket/store-postgres');
-    const queue = createQueue({
-      store: postgresStore({ connectionString: url, schema }),
-      runtime: { mode: 'producer' },
-    });
-    const task = queue.define({ name: 'remote', version: '1' });
-    await queue.ready();
-    try {
-      const { runId } = await task.start({ query: { on: 'postgres' } });
-      const pgArgs = (args: string[]) => docket(['--database-url', url, '--schema', schema, '--json', ...args], {});
-      const listed = await pgArgs(['runs', 'list']);
-      expect(listed.code, listed.err).toBe(0);
-      expect(JSON.parse(listed.out).items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
-      const cancelled = await pgArgs(['runs', 'cancel', runId, '--reason', 'done with it']);
-      expect(JSON.parse(cancelled.out)).toMatchObject({ kind: 'applied', status: 'cancelled' });
-      expect((await task.get(runId))?.reason).toBe('OPERATOR_STOP');
-    } finally {
-      await queue.close();
-      const pg = await import('pg');
-      const pool = new pg.default.Pool({ connectionString: url });
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
-    }
-  }, 60_000);
-
-  it('creates nothing when a read command names a schema that does not exist', async () => {
-    const url = process.env.DOCKET_TEST_DATABASE_URL as string;
-    const schema = `docket_cli_typo_${Date.now().toString(36)}`;
-    for (const args of [['runs', 'list'], ['runs', 'get', '0'.repeat(32)], ['dead-letters', 'list'], ['health']]) {
-      const result = await docket(['--database-url', url, '--schema', schema, ...args], {});
-      expect(result.code, result.out).toBe(1);
-      expect(result.err).toMatch(/^SCHEMA_MISMATCH: .*docket migrate/);
-    }
-    const pg = await import('pg');
-    const pool = new pg.default.Pool({ connectionString: url });
-    try {
-      const found = await pool.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
-      expect(found.rowCount).toBe(0);
-    } finally {
-      await pool.end();
-    }
-  }, 60_000);
 });
