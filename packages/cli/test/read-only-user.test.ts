@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 /**
  * Whether this process can run the CLI as `nobody`: it must be root (to switch users), and `nobody` must be able to
- * execute this Node and read the CLI (a Node or a checkout in a private directory, as in the Node 24 pass, is not).
+ * execute this Node and read the CLI (a Node or a checkout in a private directory is not).
  */
 const asNobody =
   process.getuid?.() === 0 &&
