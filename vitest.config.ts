@@ -19,6 +19,7 @@ const ALONE = [
   'packages/dashboard/test/find.browser.test.ts',
   'packages/examples/test/lifecycle.scenarios.test.ts',
   'packages/examples/test/script-output.test.ts',
+  'packages/examples/test/terminal-wait.test.ts',
 ];
 
 export default defineConfig({
