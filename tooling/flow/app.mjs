@@ -25,7 +25,7 @@ export function defineFlowTasks(
   const page = (onStart) => async (ctx) => {
     onStart(ctx.runId);
     // A run that names this worker in `stallOn` never ends its page here: the trial kills this worker holding it.
-    if (ctx.query?.stallOn !== undefined && ctx.query.stallOn === workerId) await new Promise(() => {});
+    if (workerId !== undefined && ctx.query?.stallOn === workerId) await new Promise(() => {});
     const holdUntil = ctx.query?.holdUntil;
     if (typeof holdUntil === 'number' && holdUntil - Date.now() > 50) {
       throw new RetryAfterError('the provider asked to wait', { retryAfterMs: holdUntil - Date.now(), hold: 'task' });

@@ -10,7 +10,7 @@ import { waitFor, waitForStatus } from '@docket/core/testing';
 import { sqliteStore } from '@docket/store-sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliIn } from './in-process.js';
+import { cliAt } from './in-process.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-'));
@@ -18,9 +18,8 @@ const db = join(dir, 'docket.sqlite');
 let api: Queue;
 let ids: { done: string[]; failed: string; idle: string[]; parent: string };
 
-/** Runs the CLI in this process, in the test directory, with only `PATH` and `env` in its environment. */
-const docket = (args: string[], env: Record<string, string> = {}) =>
-  cliIn(args, dir, { PATH: process.env.PATH ?? '', ...env });
+/** Runs the CLI in this process, in this file's directory. */
+const docket = cliAt(dir);
 /** Runs the built binary in a child process: exit codes and output as a shell sees them. */
 function binary(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [BIN, ...args], {

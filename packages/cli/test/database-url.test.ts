@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createQueue } from '@docket/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliIn } from './in-process.js';
+import { cliAt } from './in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-pg-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the CLI in this process with only `PATH` in its environment. */
-const docket = (args: string[]) => cliIn(args, dir, { PATH: process.env.PATH ?? '' });
+/** Runs the CLI in this process, in this file's directory. */
+const docket = cliAt(dir);
 
 // With the server .ci/run provides, the same commands work on PostgreSQL (--database-url).
 describe.runIf(process.env.DOCKET_TEST_DATABASE_URL)('docket --database-url', async () => {

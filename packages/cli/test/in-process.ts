@@ -30,6 +30,11 @@ export async function cliIn(argv: string[], cwd: string, env: Record<string, str
   return { code, out, err };
 }
 
+/** A runner of the CLI in this process in `dir`, whose environment holds only `PATH` and what each call adds. */
+export function cliAt(dir: string): (argv: string[], env?: Record<string, string>) => Promise<CliAnswer> {
+  return (argv, env = {}) => cliIn(argv, dir, { PATH: process.env.PATH ?? '', ...env });
+}
+
 /**
  * Runs the CLI in this process on the SQLite file `db`, with `dir` as its working directory; answers its exit code
  * and output (without the last line's newline).

@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LocalModel, startLocalModel } from '@docket/provider-http/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliIn } from './in-process.js';
+import { cliAt } from './in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'docket-cli-providers-'));
 let local: LocalModel;
 
-/** Runs the CLI in this process with only `PATH` and `env` in its environment. */
-const docket = (args: string[], env: Record<string, string> = {}) =>
-  cliIn(args, dir, { PATH: process.env.PATH ?? '', ...env });
+/** Runs the CLI in this process, in this file's directory. */
+const docket = cliAt(dir);
 
 beforeAll(async () => {
   local = await startLocalModel();
