@@ -77,7 +77,7 @@ export const docketRuns = pgTable(
     index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
     // Flow control: each group's claimable runs in claim order, and the runs holding a lease by task and group.
     index('docket_runs_group_claim')
-      .on(t.namespace, t.taskName, t.groupKey, t.priority, t.claimDueAt)
+      .on(t.namespace, t.taskName, t.groupKey, sql`${t.priority} DESC`, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
     index('docket_runs_leased').on(t.namespace, t.taskName, t.groupKey).where(sql`${t.leaseOwner} IS NOT NULL`),
     uniqueIndex('docket_runs_idempotency')

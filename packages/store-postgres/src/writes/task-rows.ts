@@ -1,5 +1,23 @@
 import { rowToTask, TASK_COLUMNS, type TaskRecord, type TaskRow, taskValues } from '@docket/core/store';
+import type { Statement } from '../wire/statement.js';
 import { type Executor, rowsOf, type Tables } from './run-writes.js';
+
+/** The statement that reads the tasks' rows by name (`lock`: `FOR UPDATE`). */
+export function taskRowsStatement(
+  tables: Tables,
+  namespace: string,
+  names: readonly string[],
+  lock = false,
+): Statement {
+  return {
+    text: `SELECT * FROM ${tables.tasks} WHERE namespace = $1 AND name = ANY($2::text[])${lock ? ' FOR UPDATE' : ''}`,
+    params: [namespace, names],
+  };
+}
+
+/** The records of task rows read by `taskRowsStatement`, by name. */
+export const taskRecordsOf = (rows: readonly TaskRow[]): Map<string, TaskRecord> =>
+  new Map(rows.map((row) => [row.name, rowToTask(row)]));
 
 /** The tasks' records by name (those that have one). */
 export async function taskRecords(
@@ -9,11 +27,7 @@ export async function taskRecords(
   names: readonly string[],
   lock = false,
 ): Promise<Map<string, TaskRecord>> {
-  const rows = await rowsOf<TaskRow>(ex, {
-    text: `SELECT * FROM ${tables.tasks} WHERE namespace = $1 AND name = ANY($2::text[])${lock ? ' FOR UPDATE' : ''}`,
-    params: [namespace, names],
-  });
-  return new Map(rows.map((row) => [row.name, rowToTask(row)]));
+  return taskRecordsOf(await rowsOf<TaskRow>(ex, taskRowsStatement(tables, namespace, names, lock)));
 }
 
 /** Writes a task's whole record. */

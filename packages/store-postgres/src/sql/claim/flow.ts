@@ -1,113 +1,101 @@
 import {
-  claimsByGroup,
   EMPTY_SCOPE,
   type FlowScopeState,
   flowPlanOf,
   type GroupTurn,
-  holdsLeaseAfter,
   type RunRecord,
   type RunRow,
-  recordFlowClaims,
   rowToRun,
   type SelectRequest,
   type TaskFlowState,
-  windowStart,
+  type TaskRecord,
+  type TaskRow,
+  touchesFamily,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
+import { classify, OutcomeTracker } from '../../errors.js';
+import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
+import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
-import { applyLockedWrites, type Executor, type PendingWrite, rowsOf, type Tables } from '../../writes/run-writes.js';
-import { taskRecords } from '../../writes/task-rows.js';
-import { dueByPriority, TASK_DUE_PARAMS } from './due-by-priority.js';
-import { RUN_COLUMNS } from './plain-statement.js';
+import {
+  applyLockedWrites,
+  type Executor,
+  type PendingWrite,
+  rowsOf,
+  runWritesStatement,
+  wakeNamespaces,
+} from '../../writes/run-writes.js';
+import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
+import {
+  dueStatements,
+  type FlowReads,
+  flowLockStatement,
+  flowReadsOf,
+  groupTurnsOf,
+  groupTurnsStatement,
+  readsCover,
+  recordStatements,
+  takenRows,
+  taskScopeOf,
+  taskScopeStatement,
+} from './flow-statements.js';
+import { isPlainClaim } from './plain-statement.js';
 
-type ScopeRow = { leased: string | number; n: string | number; oldest: number | null };
-
-function scopeOf(row: ScopeRow | undefined, holdUntil: number | null): FlowScopeState {
-  if (row === undefined) return { ...EMPTY_SCOPE, holdUntil };
-  return { leased: Number(row.leased), claimsInWindow: Number(row.n), oldestClaimAt: row.oldest, holdUntil };
+/** A flow-controlled task as one claim takes it: the versions asked for, and what was read under its lock. */
+interface LockedTask {
+  name: string;
+  versions: readonly string[];
+  state: TaskFlowState;
+  scope: FlowScopeState;
+  turns: GroupTurn[];
 }
 
-/** The task's runs holding a lease and its claims after `after`. */
-async function taskScope(tx: Executor, t: Tables, namespace: string, task: string, after: number) {
-  const [row] = await rowsOf<ScopeRow>(tx, {
-    text: `SELECT (SELECT count(*) FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND lease_owner IS NOT NULL) AS leased,
-        c.n, c.oldest FROM (SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM ${t.flowClaims}
-        WHERE namespace = $1 AND task_name = $2 AND scope = 'task' AND group_key = '' AND at > $3) AS c`,
-    params: [namespace, task, after],
-  });
-  return scopeOf(row, null);
+const stateOf = (record: TaskRecord): TaskFlowState => ({
+  flow: record.flow,
+  paused: record.paused,
+  holdUntil: record.holdUntil,
+  groupHoldUntil: record.groupHoldUntil,
+});
+
+/** The statements that read a task's scope and (when `reads.groups`) its groups' turns. */
+function scopeStatements(ctx: PgContext, namespace: string, name: string, reads: FlowReads): Statement[] {
+  const scope = taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter);
+  return reads.groups ? [scope, groupTurnsStatement(ctx.tables, namespace, name, reads.groupAfter)] : [scope];
 }
 
-/** Each group with claimable runs, when it was last claimed, and its scope. */
-async function groupTurns(tx: Executor, t: Tables, namespace: string, task: string, after: number) {
-  const rows = await rowsOf<
-    ScopeRow & { group_key: string; last_claimed_at: number | null; hold_until: number | null }
-  >(tx, {
-    // The groups: one index seek each (a loose index scan of docket_runs_group_claim), not a scan of the due runs.
-    text: `WITH RECURSIVE k(group_key) AS (
-          (SELECT group_key FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND claim_due_at IS NOT NULL
-            ORDER BY group_key LIMIT 1)
-          UNION ALL
-          SELECT (SELECT r.group_key FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2
-            AND r.claim_due_at IS NOT NULL AND r.group_key > k.group_key ORDER BY r.group_key LIMIT 1)
-          FROM k WHERE k.group_key IS NOT NULL)
-        SELECT d.group_key, g.last_claimed_at, g.hold_until,
-          (SELECT count(*) FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2 AND r.group_key = d.group_key
-            AND r.lease_owner IS NOT NULL) AS leased,
-          (SELECT coalesce(sum(c.n), 0) FROM ${t.flowClaims} c WHERE c.namespace = $1 AND c.task_name = $2
-            AND c.scope = 'group' AND c.group_key = d.group_key AND c.at > $3) AS n,
-          (SELECT min(at) FROM ${t.flowClaims} c WHERE c.namespace = $1 AND c.task_name = $2 AND c.scope = 'group'
-            AND c.group_key = d.group_key AND c.at > $3) AS oldest
-        FROM k AS d
-        LEFT JOIN ${t.flowGroups} g ON g.namespace = $1 AND g.task_name = $2 AND g.group_key = d.group_key
-        WHERE d.group_key IS NOT NULL`,
-    params: [namespace, task, after],
-  });
-  return rows.map(
-    (row): GroupTurn => ({
-      group: row.group_key,
-      lastClaimedAt: row.last_claimed_at,
-      scope: () => scopeOf(row, row.hold_until),
-    }),
+/** A task's scope and turns from the rows of its `scopeStatements`. */
+function lockedTask(name: string, versions: readonly string[], state: TaskFlowState, rows: unknown[][]): LockedTask {
+  const scope = state.paused ? EMPTY_SCOPE : taskScopeOf(rows[0] ?? []);
+  return { name, versions, state, scope, turns: rows.length > 1 ? groupTurnsOf(rows[1] ?? []) : [] };
+}
+
+/** Core's plan for a locked task within `limit`, and the statements that read the due runs it takes. */
+function planOf(ctx: PgContext, request: SelectRequest, task: LockedTask, limit: number) {
+  const plan = flowPlanOf(
+    task.state,
+    () => task.scope,
+    () => task.turns,
+    { ...request, limit },
   );
+  return { plan, reads: dueStatements(ctx.tables, request, task.name, task.versions, plan) };
 }
 
-/** Due runs of the versions, of one group or of any (`null`), in the claim order, locked (`SKIP LOCKED`). */
-async function dueRuns(
-  tx: Executor,
-  t: Tables,
-  request: SelectRequest,
-  task: string,
-  versions: readonly string[],
-  group: string | null,
-  limit: number,
-): Promise<RunRow[]> {
-  if (group !== null) {
-    return rowsOf<RunRow>(tx, {
-      text: `SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND group_key = $3
-        AND task_version = ANY($4::text[]) AND claim_due_at IS NOT NULL AND claim_due_at <= $5
-        ORDER BY priority DESC, claim_due_at, created_at LIMIT $6 FOR UPDATE SKIP LOCKED`,
-      params: [request.namespace, task, group, versions, request.now, limit],
-    });
+/** Core's write for each row taken (a row whose run core leaves alone is not written). */
+function writesOf(request: SelectRequest, rows: readonly RunRow[]): PendingWrite[] {
+  const writes: PendingWrite[] = [];
+  for (const row of rows) {
+    const current = rowToRun(row);
+    const write = request.plan(current);
+    if (write !== null) writes.push({ current, write });
   }
-  const due = dueByPriority({
-    runs: t.runs,
-    columns: RUN_COLUMNS,
-    ...TASK_DUE_PARAMS,
-  });
-  const rows: RunRow[] = [];
-  for (const version of versions) {
-    const text = `WITH RECURSIVE ${due.bands} ${due.select}`;
-    rows.push(...(await rowsOf<RunRow>(tx, { text, params: [request.namespace, task, version, request.now, limit] })));
-  }
-  return rows;
+  return writes;
 }
 
 /**
- * The flow claim of the request's flow-controlled tasks, in an open transaction: each task under an advisory lock
- * of its own (so that concurrent claims count each other's leases and claims), its record read again under it, core's
- * plan (`flowPlanOf`) from the leases, claims and groups, the due runs it allows locked and written, and the claims
- * its rates count recorded. Answers the runs written.
+ * The flow claim of the request's flow-controlled tasks in an open transaction, statement after statement (the path
+ * without a session, and a claim that also writes other runs of a family): each task under its flow lock, its record
+ * read again under it, core's plan (`flowPlanOf`) from its leases, claims and groups, the due runs the plan takes
+ * locked and written, and the claims its rates count recorded. Answers the runs written.
  */
 export async function flowClaimIn(
   ctx: PgContext,
@@ -115,108 +103,132 @@ export async function flowClaimIn(
   request: SelectRequest,
   tasks: ReadonlyMap<string, string[]>,
 ): Promise<RunRecord[]> {
-  const t = ctx.tables;
   const written: RunRecord[] = [];
+  const read = async (statements: readonly Statement[]) => {
+    const rows: unknown[][] = [];
+    for (const statement of statements) rows.push(await rowsOf(tx, statement));
+    return rows;
+  };
   for (const name of [...tasks.keys()].sort()) {
     const limit = request.limit - written.length;
     if (limit <= 0) break;
-    await rowsOf(tx, {
-      text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
-      params: [`${request.namespace}:flow:${name}`],
-    });
-    const record = (await taskRecords(tx, t, request.namespace, [name])).get(name);
+    await read([flowLockStatement(request.namespace, name)]);
+    const [records = []] = await read([taskRowsStatement(ctx.tables, request.namespace, [name])]);
+    const record = taskRecordsOf(records as TaskRow[]).get(name);
     if (record === undefined) continue;
-    const state: TaskFlowState = {
-      flow: record.flow,
-      paused: record.paused,
-      holdUntil: record.holdUntil,
-      groupHoldUntil: record.groupHoldUntil,
-    };
-    const claimed = await claimTask(tx, t, { ...request, limit }, name, tasks.get(name) ?? [], state);
-    written.push(...claimed);
+    const state = stateOf(record);
+    const scopes = await read(scopeStatements(ctx, request.namespace, name, flowReadsOf(state, request.now)));
+    const task = lockedTask(name, tasks.get(name) ?? [], state, scopes);
+    const { plan, reads } = planOf(ctx, request, task, limit);
+    const writes = writesOf(request, takenRows(plan, (await read(reads)) as RunRow[][]));
+    await applyLockedWrites(tx, ctx.tables, writes);
+    const runs = writes.map((w) => w.write.run);
+    await read(recordStatements(ctx.tables, request.namespace, name, state, runs, request.now));
+    written.push(...runs);
   }
   return written;
 }
 
-/** One task's flow claim (see `flowClaimIn`). */
-async function claimTask(
-  tx: Executor,
-  t: Tables,
+/**
+ * The flow claim on a session, in three round trips for one task: `BEGIN`, every task's flow lock, record and scope
+ * in one message (the scope read for the task's state as last known, read again when the record says otherwise);
+ * then the due runs of each task's plan; then the writes, the claims recorded and `COMMIT`. `'family'` when a write
+ * also writes other runs (a deadline passed on a parent or a child): nothing is written then, and the caller claims
+ * by `flowClaimIn`. `known(name)` is the task's state as last read, if any.
+ */
+export async function flowClaim(
+  ctx: PgContext,
+  session: Session,
   request: SelectRequest,
-  name: string,
-  versions: readonly string[],
-  state: TaskFlowState,
-): Promise<RunRecord[]> {
-  const { namespace, now } = request;
-  const flow = state.flow;
-  const task = state.paused ? EMPTY_SCOPE : await taskScope(tx, t, namespace, name, windowStart(now, flow?.rate));
-  const byGroup = !state.paused && claimsByGroup(state, now);
-  const groups = byGroup ? await groupTurns(tx, t, namespace, name, windowStart(now, flow?.group?.rate)) : [];
-  const plan = flowPlanOf(
-    state,
-    () => task,
-    () => groups,
-    request,
-  );
-  if (plan.take === 0) return [];
-  const rows: RunRow[] = [];
-  if (plan.mode === 'all') rows.push(...(await dueRuns(tx, t, request, name, versions, null, plan.take)));
-  for (const turn of plan.groups) {
-    const left = plan.take - rows.length;
-    if (left <= 0) break;
-    rows.push(...(await dueRuns(tx, t, request, name, versions, turn.group, Math.min(turn.take, left))));
+  tasks: ReadonlyMap<string, string[]>,
+  known: (name: string) => TaskFlowState | null,
+): Promise<RunRecord[] | 'family'> {
+  const outcome = new OutcomeTracker();
+  try {
+    return await session(async (send) => {
+      const locked = await lockAndRead(ctx, send, request, tasks, known);
+      const writes: PendingWrite[] = [];
+      const records: Statement[] = [];
+      for (const task of locked) {
+        const limit = request.limit - writes.length;
+        if (limit <= 0) break;
+        const { plan, reads } = planOf(ctx, request, task, limit);
+        const rows = reads.length === 0 ? [] : await sendParts(send, reads.map(preparedCall));
+        const taken = writesOf(request, takenRows(plan, rows as RunRow[][]));
+        writes.push(...taken);
+        const runs = taken.map((w) => w.write.run);
+        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, runs, request.now));
+      }
+      if (writes.some((w) => touchesFamily(w.current, w.write))) {
+        await send(() => ({ text: 'ROLLBACK', prepares: [] }));
+        return 'family';
+      }
+      outcome.committing();
+      const rated = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
+      await sendParts(send, commitParts(ctx, writes, records, !rated));
+      return writes.map((w) => w.write.run);
+    });
+  } catch (error) {
+    throw classify(error, outcome, 'store.claimDue', {});
   }
-  const writes: PendingWrite[] = [];
-  for (const row of rows.slice(0, plan.take)) {
-    const current = rowToRun(row);
-    const write = request.plan(current);
-    if (write !== null) writes.push({ current, write });
-  }
-  await applyLockedWrites(tx, t, writes);
-  const runs = writes.map((w) => w.write.run);
-  await recordClaims(tx, t, namespace, name, state, runs, now);
-  return runs;
 }
 
-/** Records the claims the task's rates count and when its groups were last claimed (`recordFlowClaims`). */
-async function recordClaims(
-  tx: Executor,
-  t: Tables,
-  namespace: string,
-  task: string,
-  state: TaskFlowState,
-  runs: readonly RunRecord[],
-  now: number,
-): Promise<void> {
-  const statements: Statement[] = [];
-  recordFlowClaims(
-    {
-      addClaims(taskName, group, at, count) {
-        statements.push({
-          text: `INSERT INTO ${t.flowClaims} AS c (namespace, task_name, scope, group_key, at, n) VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (namespace, task_name, scope, group_key, at) DO UPDATE SET n = c.n + excluded.n`,
-          params: [namespace, taskName, group === null ? 'task' : 'group', group ?? '', at, count],
-        });
-      },
-      prune(taskName, groups, before) {
-        statements.push({
-          text: `DELETE FROM ${t.flowClaims} WHERE namespace = $1 AND task_name = $2 AND scope = $3 AND at <= $4`,
-          params: [namespace, taskName, groups ? 'group' : 'task', before],
-        });
-      },
-      touchGroups(taskName, groups, at) {
-        statements.push({
-          text: `INSERT INTO ${t.flowGroups} (namespace, task_name, group_key, last_claimed_at)
-            SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (namespace, task_name, group_key)
-            DO UPDATE SET last_claimed_at = excluded.last_claimed_at`,
-          params: [namespace, taskName, groups, at],
-        });
-      },
-    },
-    state,
-    task,
-    runs.filter(holdsLeaseAfter),
-    now,
+/**
+ * The first round trip of `flowClaim` (and a second when a record asks for other reads than the state last known):
+ * the tasks locked in name order, each with its state, scope and turns. A task with no record is left out.
+ */
+async function lockAndRead(
+  ctx: PgContext,
+  send: Send,
+  request: SelectRequest,
+  tasks: ReadonlyMap<string, string[]>,
+  known: (name: string) => TaskFlowState | null,
+): Promise<LockedTask[]> {
+  const { namespace, now } = request;
+  const names = [...tasks.keys()].sort();
+  const guesses = names.map((name) => flowReadsOf(known(name), now));
+  const parts: PreparedCall[][] = names.map((name, i) =>
+    [
+      flowLockStatement(namespace, name),
+      taskRowsStatement(ctx.tables, namespace, [name]),
+      ...scopeStatements(ctx, namespace, name, guesses[i] as FlowReads),
+    ].map(preparedCall),
   );
-  for (const statement of statements) await rowsOf(tx, statement);
+  const results = await sendParts(send, [...BEGIN, ...parts.flat()]);
+  let at = BEGIN.length;
+  const locked: LockedTask[] = [];
+  for (const [i, name] of names.entries()) {
+    const rows = results.slice(at + 2, at + (parts[i]?.length ?? 0));
+    const record = taskRecordsOf((results[at + 1] ?? []) as TaskRow[]).get(name);
+    at += parts[i]?.length ?? 0;
+    if (record === undefined) continue;
+    const state = stateOf(record);
+    const needed = flowReadsOf(state, now);
+    const scopes = readsCover(guesses[i] as FlowReads, needed)
+      ? rows
+      : await sendParts(send, scopeStatements(ctx, namespace, name, needed).map(preparedCall));
+    locked.push(lockedTask(name, tasks.get(name) ?? [], state, scopes));
+  }
+  return locked;
+}
+
+/**
+ * The last message of `flowClaim`: the run writes (every row was locked by this transaction), the claims recorded, a
+ * notification when a write leaves work behind, and `COMMIT`. With `mayDefer` (no rate counts these claims) and
+ * every write a plain claim, the commit does not wait for the flush (`UNFLUSHED_COMMIT`); a rate's claims always do,
+ * so that no server crash can forget claims whose pages already called out.
+ */
+function commitParts(
+  ctx: PgContext,
+  writes: readonly PendingWrite[],
+  records: readonly Statement[],
+  mayDefer: boolean,
+): (string | PreparedCall)[] {
+  const parts: (string | PreparedCall)[] = [];
+  if (mayDefer && writes.every((w) => isPlainClaim(w.write))) parts.push(UNFLUSHED_COMMIT);
+  if (writes.length > 0) parts.push(preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true })));
+  parts.push(...records.map(preparedCall));
+  parts.push(...[...wakeNamespaces(writes)].map((ns) => notifyText(ctx.channel, ns)));
+  parts.push('COMMIT');
+  return parts;
 }

@@ -8,7 +8,7 @@ import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
 import { taskRecords } from '../../writes/task-rows.js';
 import { nextDueByPriority } from './due-by-priority.js';
-import { flowClaimIn } from './flow.js';
+import { flowClaim, flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
 import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -62,14 +62,23 @@ const FLOW_STATES_MS = 1000;
 /** How soon a claim that came back empty reads them again. */
 const FLOW_RECHECK_MS = 50;
 
-/** The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing). */
+/**
+ * The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing): on the session when there is
+ * one, else (and when it would write a family's other runs) statement after statement.
+ */
 async function claimFlowing(
   ctx: PgContext,
   request: SelectRequest,
   flowing: ReadonlyMap<string, string[]>,
 ): Promise<RunRecord[]> {
   if (flowing.size === 0) return [];
-  const flowed = await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing));
+  const session = ctx.session;
+  const known = (name: string) => ctx.flowStates?.get(`${request.namespace}\u0000${name}`) ?? null;
+  const claimed = session === undefined ? 'family' : await flowClaim(ctx, session, request, flowing, known);
+  const flowed =
+    claimed === 'family'
+      ? await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing))
+      : claimed;
   for (const run of flowed) ctx.known.committed(run);
   return flowed;
 }

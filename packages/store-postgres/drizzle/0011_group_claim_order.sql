@@ -1,0 +1,2 @@
+DROP INDEX "docket_runs_group_claim";--> statement-breakpoint
+CREATE INDEX "docket_runs_group_claim" ON "docket_runs" USING btree ("namespace","task_name","group_key","priority" DESC,"claim_due_at") WHERE "docket_runs"."claim_due_at" IS NOT NULL;

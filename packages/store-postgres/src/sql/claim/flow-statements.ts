@@ -1,0 +1,197 @@
+import {
+  claimRankOfRow,
+  claimsByGroup,
+  compareClaimOrder,
+  EMPTY_SCOPE,
+  type FlowClaimPlan,
+  type FlowScopeState,
+  type GroupTurn,
+  holdsLeaseAfter,
+  type RunRecord,
+  type RunRow,
+  recordFlowClaims,
+  type SelectRequest,
+  type TaskFlowState,
+  windowStart,
+} from '@docket/core/store';
+import type { Statement } from '../../wire/statement.js';
+import type { Tables } from '../../writes/run-writes.js';
+import { dueByPriority, TASK_DUE_PARAMS } from './due-by-priority.js';
+import { RUN_COLUMNS } from './plain-statement.js';
+
+/**
+ * The statement that takes a task's flow lock, held to the end of the transaction: every flow claim of the task takes
+ * it first, so concurrent claims count each other's leases and claims. It is a statement of its own: a statement's
+ * snapshot is taken before the lock is granted, so the reads must come after it.
+ */
+export function flowLockStatement(namespace: string, task: string): Statement {
+  return { text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', params: [`${namespace}:flow:${task}`] };
+}
+
+/** What a flow claim of one task reads under its lock besides the record: its groups or not, and the windows' starts. */
+export interface FlowReads {
+  groups: boolean;
+  taskAfter: number;
+  groupAfter: number;
+}
+
+/** The reads a claim at `now` needs for a task in `state` (none known: no groups, no rate). */
+export function flowReadsOf(state: TaskFlowState | null, now: number): FlowReads {
+  const flow = state?.flow ?? undefined;
+  return {
+    groups: state !== null && !state.paused && claimsByGroup(state, now),
+    taskAfter: windowStart(now, flow?.rate),
+    groupAfter: windowStart(now, flow?.group?.rate),
+  };
+}
+
+/** Whether reads made for `made` answer what `needed` asks. */
+export const readsCover = (made: FlowReads, needed: FlowReads): boolean =>
+  made.taskAfter === needed.taskAfter && (!needed.groups || (made.groups && made.groupAfter === needed.groupAfter));
+
+type ScopeRow = { leased: string | number; n: string | number; oldest: number | null };
+
+function scopeOf(row: ScopeRow | undefined, holdUntil: number | null): FlowScopeState {
+  if (row === undefined) return { ...EMPTY_SCOPE, holdUntil };
+  return { leased: Number(row.leased), claimsInWindow: Number(row.n), oldestClaimAt: row.oldest, holdUntil };
+}
+
+/** The task's runs holding a lease and its claims after `after`. */
+export function taskScopeStatement(t: Tables, namespace: string, task: string, after: number): Statement {
+  return {
+    text: `SELECT (SELECT count(*) FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND lease_owner IS NOT NULL) AS leased,
+        c.n, c.oldest FROM (SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM ${t.flowClaims}
+        WHERE namespace = $1 AND task_name = $2 AND scope = 'task' AND group_key = '' AND at > $3) AS c`,
+    params: [namespace, task, after],
+  };
+}
+
+/** The task's scope from the rows of `taskScopeStatement`. */
+export const taskScopeOf = (rows: readonly unknown[]): FlowScopeState => scopeOf(rows[0] as ScopeRow | undefined, null);
+
+type TurnRow = ScopeRow & { group_key: string; last_claimed_at: number | null; hold_until: number | null };
+
+/** Each group with claimable runs, when it was last claimed, and its scope (claims after `after`). */
+export function groupTurnsStatement(t: Tables, namespace: string, task: string, after: number): Statement {
+  return {
+    // The groups: one index seek each (a loose index scan of docket_runs_group_claim), not a scan of the due runs;
+    // their leases and claims counted in one pass each over the task's leased runs and its claims in the window.
+    text: `WITH RECURSIVE k(group_key) AS (
+          (SELECT group_key FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND claim_due_at IS NOT NULL
+            ORDER BY group_key LIMIT 1)
+          UNION ALL
+          SELECT (SELECT r.group_key FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2
+            AND r.claim_due_at IS NOT NULL AND r.group_key > k.group_key ORDER BY r.group_key LIMIT 1)
+          FROM k WHERE k.group_key IS NOT NULL)
+        SELECT d.group_key, g.last_claimed_at, g.hold_until, coalesce(l.leased, 0) AS leased,
+          coalesce(c.n, 0) AS n, c.oldest
+        FROM k AS d
+        LEFT JOIN ${t.flowGroups} g ON g.namespace = $1 AND g.task_name = $2 AND g.group_key = d.group_key
+        LEFT JOIN (SELECT group_key, count(*) AS leased FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
+          AND lease_owner IS NOT NULL GROUP BY group_key) AS l ON l.group_key = d.group_key
+        LEFT JOIN (SELECT group_key, sum(n) AS n, min(at) AS oldest FROM ${t.flowClaims} WHERE namespace = $1
+          AND task_name = $2 AND scope = 'group' AND at > $3 GROUP BY group_key) AS c ON c.group_key = d.group_key
+        WHERE d.group_key IS NOT NULL`,
+    params: [namespace, task, after],
+  };
+}
+
+/** The groups' turns from the rows of `groupTurnsStatement`. */
+export function groupTurnsOf(rows: readonly unknown[]): GroupTurn[] {
+  return (rows as TurnRow[]).map((row) => ({
+    group: row.group_key,
+    lastClaimedAt: row.last_claimed_at,
+    scope: () => scopeOf(row, row.hold_until),
+  }));
+}
+
+/**
+ * The statements that read (and lock, `SKIP LOCKED`) the due runs a plan takes, in the claim order: one per version
+ * when it takes from the whole task, else one for all its groups, each group's highest priority first and earliest
+ * due within it (a range of `docket_runs_group_claim`), group after group in the plan's order. The statement stops
+ * at the plan's `take`: a group after the claim is full is not read, and no row is locked that is not answered.
+ */
+export function dueStatements(
+  t: Tables,
+  request: SelectRequest,
+  task: string,
+  versions: readonly string[],
+  plan: FlowClaimPlan,
+): Statement[] {
+  if (plan.take === 0) return [];
+  if (plan.mode === 'all') {
+    const due = dueByPriority({ runs: t.runs, columns: RUN_COLUMNS, ...TASK_DUE_PARAMS });
+    const text = `WITH RECURSIVE ${due.bands} ${due.select}`;
+    return versions.map((version) => ({ text, params: [request.namespace, task, version, request.now, plan.take] }));
+  }
+  if (plan.groups.length === 0) return [];
+  const groups = plan.groups.map((turn) => turn.group);
+  const takes = plan.groups.map((turn) => turn.take);
+  return [
+    {
+      text: `SELECT d.* FROM unnest($4::text[], $5::integer[]) WITH ORDINALITY AS g(group_key, take, turn)
+        CROSS JOIN LATERAL (SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
+          AND group_key = g.group_key AND claim_due_at IS NOT NULL AND claim_due_at <= $6
+          AND task_version = ANY($3::text[])
+          ORDER BY priority DESC, claim_due_at LIMIT g.take FOR UPDATE SKIP LOCKED) AS d
+        LIMIT $7`,
+      params: [request.namespace, task, versions, groups, takes, request.now, plan.take],
+    },
+  ];
+}
+
+/**
+ * The statements that record what a flow claim of one task took (`recordFlowClaims`): the claims of all its groups
+ * in one statement, not one per group.
+ */
+export function recordStatements(
+  t: Tables,
+  namespace: string,
+  task: string,
+  state: TaskFlowState,
+  runs: readonly RunRecord[],
+  now: number,
+): Statement[] {
+  const statements: Statement[] = [];
+  const claims = { scopes: [] as string[], groups: [] as string[], at: [] as number[], counts: [] as number[] };
+  const recorder = {
+    addClaims(_task: string, group: string | null, at: number, count: number) {
+      claims.scopes.push(group === null ? 'task' : 'group');
+      claims.groups.push(group ?? '');
+      claims.at.push(at);
+      claims.counts.push(count);
+    },
+    prune(_task: string, groups: boolean, before: number) {
+      statements.push({
+        text: `DELETE FROM ${t.flowClaims} WHERE namespace = $1 AND task_name = $2 AND scope = $3 AND at <= $4`,
+        params: [namespace, task, groups ? 'group' : 'task', before],
+      });
+    },
+    touchGroups(_task: string, groups: readonly string[], at: number) {
+      statements.push({
+        text: `INSERT INTO ${t.flowGroups} (namespace, task_name, group_key, last_claimed_at)
+          SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (namespace, task_name, group_key)
+          DO UPDATE SET last_claimed_at = excluded.last_claimed_at`,
+        params: [namespace, task, groups, at],
+      });
+    },
+  };
+  recordFlowClaims(recorder, state, task, runs.filter(holdsLeaseAfter), now);
+  if (claims.scopes.length > 0) {
+    statements.push({
+      text: `INSERT INTO ${t.flowClaims} AS c (namespace, task_name, scope, group_key, at, n)
+          SELECT $1, $2, s, g, a, n FROM unnest($3::text[], $4::text[], $5::double precision[], $6::integer[]) AS x(s, g, a, n)
+          ON CONFLICT (namespace, task_name, scope, group_key, at) DO UPDATE SET n = c.n + excluded.n`,
+      params: [namespace, task, claims.scopes, claims.groups, claims.at, claims.counts],
+    });
+  }
+  return statements;
+}
+
+/** The rows a plan takes, of those its statements read: in the claim order, at most its `take`. */
+export function takenRows(plan: FlowClaimPlan, read: readonly RunRow[][]): RunRow[] {
+  const rows = read.flat();
+  // Several versions' rows come one version after another: highest priority first, then earliest due, across them.
+  if (read.length > 1) rows.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
+  return rows.slice(0, plan.take);
+}

@@ -1,0 +1,106 @@
+import { createQueue } from '@docket/core';
+import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@docket/core/store';
+import { waitForStatus } from '@docket/core/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../src/index.js';
+import { backend, freshSchema } from './helpers.js';
+
+const ACTOR = 'worker:flow';
+const LEASE_MS = 30_000;
+
+/** A claim request as the worker loop makes it (core's `planClaim`). */
+function claimRequest(tasks: TaskKey[], limit: number, now = Date.now()): SelectRequest {
+  const plainClaim: PlainClaim = { actor: ACTOR, leaseExpiresAt: now + LEASE_MS, at: new Date(now).toISOString() };
+  return { namespace: 'default', tasks, limit, now, plainClaim, plan: (run) => planClaim(run, ACTOR, LEASE_MS, now) };
+}
+
+describe('the PostgreSQL flow claim', () => {
+  let db: Awaited<ReturnType<typeof backend>>;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    db = await backend();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function freshStoreOptions() {
+    const schema = freshSchema();
+    await db.query(`CREATE SCHEMA "${schema}"`);
+    cleanups.push(async () => {
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    });
+    return db.options(schema);
+  }
+
+  it('plans by the task record read under its lock when the limits changed since its state was last read', async () => {
+    const options = await freshStoreOptions();
+    const task = { name: 'flow-changed', version: '1' };
+    const producer = createQueue({ store: postgresStore(options), runtime: { mode: 'producer' } });
+    const handle = producer.define({ ...task, flow: { concurrency: 100 } });
+    await producer.ready();
+    for (const group of ['g1', 'g2', 'g3']) {
+      await handle.startMany([
+        { query: `${group}-a`, group },
+        { query: `${group}-b`, group },
+      ]);
+    }
+    const store = postgresStore(options);
+    await store.open();
+    cleanups.push(async () => {
+      await producer.close();
+      await store.close();
+    });
+    // The first claim reads the task's state (a task limit, no group limit) and keeps it for a while.
+    const [first] = await store.claimDue(claimRequest([task], 1));
+    expect(first?.status).toBe('running');
+    // Another process puts the task's groups under a limit of one lease each.
+    const other = createQueue({ store: postgresStore(options), runtime: { mode: 'producer' } });
+    other.define({ ...task, flow: { group: { concurrency: 1 } } });
+    await other.ready();
+    await other.close();
+    const claimed = await store.claimDue(claimRequest([task], 10));
+    const groups = claimed.map((run) => run.group);
+    expect(groups.sort()).toEqual(['g1', 'g2', 'g3'].filter((group) => group !== first?.group));
+  });
+
+  it("ends a flow-limited child whose deadline passed before its claim, and wakes its parent with the child's outcome", async () => {
+    const options = await freshStoreOptions();
+    const queue = createQueue({ store: postgresStore(options), runtime: { concurrency: 4 } });
+    cleanups.push(() => queue.close());
+    const child = queue.define(
+      { name: 'flow-child', version: '1', flow: { concurrency: 2 }, limits: { deadlineMs: 200 } },
+      { execute: (ctx) => ctx.end() },
+    );
+    const seen: unknown[] = [];
+    const parent = queue.define(
+      { name: 'flow-parent', version: '1' },
+      {
+        execute(ctx) {
+          if (ctx.page === 1) return ctx.next({}, { children: [{ task: child, query: 'late', group: 'g' }] });
+          seen.push(...ctx.children.map((c) => ({ status: c.status, reason: c.reason })));
+          return ctx.end();
+        },
+      },
+    );
+    await queue.ready();
+    const pause = { task: 'flow-child', reason: 'hold the child past its deadline', commandId: 'pause' };
+    const paused = await queue.operator.tasks.pause({ ...pause, expectedRevision: 1 });
+    expect(paused).toMatchObject({ kind: 'applied', paused: true });
+    const { runId } = await parent.start({ query: 'p' });
+    expect((await waitForStatus(parent, runId, 'waiting')).reason).toBe('CHILDREN_STARTED');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const revision = paused.kind === 'applied' ? paused.revision : 0;
+    await queue.operator.tasks.resume({
+      task: 'flow-child',
+      expectedRevision: revision,
+      reason: 'go',
+      commandId: 'go',
+    });
+    await waitForStatus(parent, runId, 'success');
+    expect(seen).toEqual([{ status: 'cancelled', reason: 'DEADLINE' }]);
+  });
+});
