@@ -17,7 +17,7 @@ import {
 import type { Statement } from '../../wire/statement.js';
 import type { Tables } from '../../writes/run-writes.js';
 import { dueByPriority, TASK_DUE_PARAMS } from './due-by-priority.js';
-import { RUN_COLUMNS } from './plain-statement.js';
+import { groupsSelected, RUN_COLUMNS } from './plain-statement.js';
 
 /**
  * The statement that takes a task's flow lock, held to the end of the transaction: every flow claim of the task takes
@@ -107,9 +107,8 @@ export function groupTurnsOf(rows: readonly unknown[]): GroupTurn[] {
 
 /**
  * The statements that read (and lock, `SKIP LOCKED`) the due runs a plan takes, in the claim order: one per version
- * when it takes from the whole task, else one for all its groups, each group's highest priority first and earliest
- * due within it (a range of `docket_runs_group_claim`), group after group in the plan's order. The statement stops
- * at the plan's `take`: a group after the claim is full is not read, and no row is locked that is not answered.
+ * when it takes from the whole task, else one for all its groups (`groupsSelected`), for the claim made statement
+ * after statement.
  */
 export function dueStatements(
   t: Tables,
@@ -129,13 +128,8 @@ export function dueStatements(
   const takes = plan.groups.map((turn) => turn.take);
   return [
     {
-      text: `SELECT d.* FROM unnest($4::text[], $5::integer[]) WITH ORDINALITY AS g(group_key, take, turn)
-        CROSS JOIN LATERAL (SELECT ${RUN_COLUMNS} FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
-          AND group_key = g.group_key AND claim_due_at IS NOT NULL AND claim_due_at <= $6
-          AND task_version = ANY($3::text[])
-          ORDER BY priority DESC, claim_due_at LIMIT g.take FOR UPDATE SKIP LOCKED) AS d
-        LIMIT $7`,
-      params: [request.namespace, task, versions, groups, takes, request.now, plan.take],
+      text: `WITH ${groupsSelected(t, 4)} SELECT * FROM c`,
+      params: [request.namespace, request.now, plan.take, task, versions, groups, takes],
     },
   ];
 }

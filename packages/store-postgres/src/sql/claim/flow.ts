@@ -3,6 +3,7 @@ import {
   type FlowScopeState,
   flowPlanOf,
   type GroupTurn,
+  type PlainClaim,
   type RunRecord,
   type RunRow,
   rowToRun,
@@ -10,21 +11,13 @@ import {
   type TaskFlowState,
   type TaskRecord,
   type TaskRow,
-  touchesFamily,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
-import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
+import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
-import {
-  applyLockedWrites,
-  type Executor,
-  type PendingWrite,
-  rowsOf,
-  runWritesStatement,
-  wakeNamespaces,
-} from '../../writes/run-writes.js';
+import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
 import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
 import {
   dueStatements,
@@ -39,7 +32,7 @@ import {
   taskScopeOf,
   taskScopeStatement,
 } from './flow-statements.js';
-import { isPlainClaim } from './plain-statement.js';
+import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
 /** A flow-controlled task as one claim takes it: the versions asked for, and what was read under its lock. */
 interface LockedTask {
@@ -132,45 +125,75 @@ export async function flowClaimIn(
 /**
  * The flow claim on a session, in three round trips for one task: `BEGIN`, every task's flow lock, record and scope
  * in one message (the scope read for the task's state as last known, read again when the record says otherwise);
- * then the due runs of each task's plan; then the writes, the claims recorded and `COMMIT`. `'family'` when a write
- * also writes other runs (a deadline passed on a parent or a child): nothing is written then, and the caller claims
- * by `flowClaimIn`. `known(name)` is the task's state as last read, if any.
+ * then for each task the plain claim's one statement over the due runs its plan takes (`ClaimSource`); then the
+ * claims recorded and `COMMIT`. `'long'` when a run taken is not claimed plainly (a deadline passed, a time trigger
+ * fired): nothing is written then, and the caller claims by `flowClaimIn`. `known(name)` is the task's state as last
+ * read, if any.
  */
 export async function flowClaim(
   ctx: PgContext,
   session: Session,
   request: SelectRequest,
+  claim: PlainClaim,
   tasks: ReadonlyMap<string, string[]>,
   known: (name: string) => TaskFlowState | null,
-): Promise<RunRecord[] | 'family'> {
+): Promise<RunRecord[] | 'long'> {
   const outcome = new OutcomeTracker();
   try {
     return await session(async (send) => {
       const locked = await lockAndRead(ctx, send, request, tasks, known);
-      const writes: PendingWrite[] = [];
+      const runs: RunRecord[] = [];
       const records: Statement[] = [];
       for (const task of locked) {
-        const limit = request.limit - writes.length;
+        const limit = request.limit - runs.length;
         if (limit <= 0) break;
-        const { plan, reads } = planOf(ctx, request, task, limit);
-        const rows = reads.length === 0 ? [] : await sendParts(send, reads.map(preparedCall));
-        const taken = writesOf(request, takenRows(plan, rows as RunRow[][]));
-        writes.push(...taken);
-        const runs = taken.map((w) => w.write.run);
-        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, runs, request.now));
-      }
-      if (writes.some((w) => touchesFamily(w.current, w.write))) {
-        await send(() => ({ text: 'ROLLBACK', prepares: [] }));
-        return 'family';
+        const claimed = await claimPlainly(ctx, send, request, claim, task, limit);
+        if (claimed === 'long') {
+          await send(() => ({ text: 'ROLLBACK', prepares: [] }));
+          return 'long';
+        }
+        runs.push(...claimed);
+        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, claimed, request.now));
       }
       outcome.committing();
       const rated = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
-      await sendParts(send, commitParts(ctx, writes, records, !rated));
-      return writes.map((w) => w.write.run);
+      await sendParts(send, [...(rated ? [] : [UNFLUSHED_COMMIT]), ...records.map(preparedCall), 'COMMIT']);
+      return runs;
     });
   } catch (error) {
     throw classify(error, outcome, 'store.claimDue', {});
   }
+}
+
+/**
+ * One locked task's claim within `limit`: core's plan (`flowPlanOf`), then the plain claim's statement over the due
+ * runs it takes, from the whole task or group after group. `'long'` when a row taken does not qualify for the plain
+ * claim (see `flowClaim`).
+ */
+async function claimPlainly(
+  ctx: PgContext,
+  send: Send,
+  request: SelectRequest,
+  claim: PlainClaim,
+  task: LockedTask,
+  limit: number,
+): Promise<RunRecord[] | 'long'> {
+  const plan = flowPlanOf(
+    task.state,
+    () => task.scope,
+    () => task.turns,
+    { ...request, limit },
+  );
+  if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) return [];
+  const tasks = task.versions.map((version) => ({ name: task.name, version }));
+  const taking = { ...request, tasks, limit: plan.take };
+  const source: ClaimSource = plan.mode === 'all' ? { kind: 'ungated' } : { kind: 'groups', turns: plan.groups };
+  const shared = ctx.sharedColumns.expected(taking);
+  const statement = plainClaimStatement(ctx.tables, taking, claim, shared, false, source);
+  const [rows = []] = await sendParts(send, [preparedCall(statement)]);
+  const result = planPlainClaims(taking, claim, rows as PlainClaimRow[], shared, ctx.sharedColumns);
+  if (result.leftover > 0) return 'long';
+  return result.claimed.map((write) => write.run);
 }
 
 /**
@@ -210,25 +233,4 @@ async function lockAndRead(
     locked.push(lockedTask(name, tasks.get(name) ?? [], state, scopes));
   }
   return locked;
-}
-
-/**
- * The last message of `flowClaim`: the run writes (every row was locked by this transaction), the claims recorded, a
- * notification when a write leaves work behind, and `COMMIT`. With `mayDefer` (no rate counts these claims) and
- * every write a plain claim, the commit does not wait for the flush (`UNFLUSHED_COMMIT`); a rate's claims always do,
- * so that no server crash can forget claims whose pages already called out.
- */
-function commitParts(
-  ctx: PgContext,
-  writes: readonly PendingWrite[],
-  records: readonly Statement[],
-  mayDefer: boolean,
-): (string | PreparedCall)[] {
-  const parts: (string | PreparedCall)[] = [];
-  if (mayDefer && writes.every((w) => isPlainClaim(w.write))) parts.push(UNFLUSHED_COMMIT);
-  if (writes.length > 0) parts.push(preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true })));
-  parts.push(...records.map(preparedCall));
-  parts.push(...[...wakeNamespaces(writes)].map((ns) => notifyText(ctx.channel, ns)));
-  parts.push('COMMIT');
-  return parts;
 }

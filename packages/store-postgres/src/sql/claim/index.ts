@@ -63,8 +63,9 @@ const FLOW_STATES_MS = 1000;
 const FLOW_RECHECK_MS = 50;
 
 /**
- * The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing): on the session when there is
- * one, else (and when it would write a family's other runs) statement after statement.
+ * The flow claim of the `flowing` tasks, in a transaction of its own (none: nothing): on the session by the plain
+ * claim's statement when there is a session and the request describes a plain claim, else (and when a run taken does
+ * not qualify for it) statement after statement.
  */
 async function claimFlowing(
   ctx: PgContext,
@@ -74,9 +75,13 @@ async function claimFlowing(
   if (flowing.size === 0) return [];
   const session = ctx.session;
   const known = (name: string) => ctx.flowStates?.get(`${request.namespace}\u0000${name}`) ?? null;
-  const claimed = session === undefined ? 'family' : await flowClaim(ctx, session, request, flowing, known);
+  const claim = request.plainClaim;
+  const claimed =
+    session === undefined || claim === undefined
+      ? 'long'
+      : await flowClaim(ctx, session, request, claim, flowing, known);
   const flowed =
-    claimed === 'family'
+    claimed === 'long'
       ? await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing))
       : claimed;
   for (const run of flowed) ctx.known.committed(run);

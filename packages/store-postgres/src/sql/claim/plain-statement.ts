@@ -100,7 +100,20 @@ export class SharedColumns {
 
 const taskKey = (name: string, version: string) => `${name}\u0000${version}`;
 
-/** The statement text for each set of tables and number of tasks: it depends on nothing else, so it is built once. */
+/**
+ * Where the plain claim's candidates come from: the request's tasks behind the flow gate (a worker's claim outside
+ * flow control), the same without the gate (a flow claim that takes from the whole task, `take` at most), or the
+ * due runs of a flow claim's groups in turn, each at most its `take` (the request's tasks are then the versions of
+ * one task).
+ */
+export type ClaimSource =
+  | { kind: 'gated' }
+  | { kind: 'ungated' }
+  | { kind: 'groups'; turns: readonly { group: string; take: number }[] };
+
+const GATED: ClaimSource = { kind: 'gated' };
+
+/** The statement text for each set of tables, number of tasks, hold and source: it depends on nothing else. */
 const texts = new Map<string, string>();
 
 /**
@@ -111,7 +124,8 @@ const texts = new Map<string, string>();
  * `docket_plain` where it was claimed (`docket_claimed` counts the rows written, which must be as many). The rows it
  * selected but did not claim (a deadline passed, a time trigger fired) are left for core's plans on the ordinary path.
  * With `hold` it writes nothing: it selects and locks the same rows and answers them marked the same way, and the
- * caller writes the claims later in the same transaction (see `held-claims.ts`).
+ * caller writes the claims later in the same transaction (see `held-claims.ts`). `source` says where the candidates
+ * come from (`ClaimSource`).
  */
 export function plainClaimStatement(
   tables: Tables,
@@ -119,46 +133,93 @@ export function plainClaimStatement(
   claim: PlainClaim,
   shared: SharedValues = NOTHING_SHARED,
   hold = false,
+  source: ClaimSource = GATED,
 ): Statement {
   const tasks = request.tasks.length;
-  const key = `${tables.runs}\n${tasks}\n${hold}`;
+  const key = `${tables.runs}\n${tasks}\n${hold}\n${source.kind}`;
   // $1 namespace, $2 now, $3 limit, then (unless held) $4 actor, $5 lease expiry, $6 history time, then name and
-  // version per task, then the shared values (`SharedValues`, in `SHARED` order).
+  // version per task (for groups: the name, the versions, the groups and their takes), then the shared values
+  // (`SharedValues`, in `SHARED` order).
   const firstTask = hold ? 4 : 7;
+  const sharedAt = firstTask + (source.kind === 'groups' ? 4 : 2 * tasks);
   let text = texts.get(key);
   if (text === undefined) {
-    const perTask = request.tasks.map((_, i) =>
-      dueByPriority({
-        runs: tables.runs,
-        columns: RUN_COLUMNS,
-        bands: `b${i}`,
-        namespace: '$1::text',
-        taskName: `$${firstTask + 2 * i}::text`,
-        taskVersion: `$${firstTask + 1 + 2 * i}::text`,
-        now: '$2::double precision',
-        limit: '$3::integer',
-        gate: flowGate(tables.tasks, '$1::text', `$${firstTask + 2 * i}::text`, '$2::double precision'),
-      }),
-    );
-    // One task's rows come straight from its index scans; several tasks' (one locking CTE each, since a locking
-    // select cannot be a branch of a UNION) are merged, highest priority first, then earliest due.
     const selected =
-      tasks === 1
-        ? `${perTask[0]?.bands}, c AS (${perTask[0]?.select})`
-        : `${perTask.map((s, i) => `${s.bands}, c${i} AS (${s.select})`).join(', ')},
+      source.kind === 'groups' ? groupsSelected(tables, firstTask) : tasksSelected(tables, tasks, firstTask, source);
+    text = claimText(tables, selected, answerColumns(tasks, sharedAt), hold);
+    texts.set(key, text);
+  }
+  const params: unknown[] = [request.namespace, request.now, request.limit];
+  if (!hold) params.push(claim.actor, claim.leaseExpiresAt, claim.at);
+  if (source.kind === 'groups') {
+    const turns = source.turns;
+    params.push(
+      request.tasks[0]?.name,
+      request.tasks.map((task) => task.version),
+    );
+    params.push(
+      turns.map((turn) => turn.group),
+      turns.map((turn) => turn.take),
+    );
+  } else for (const task of request.tasks) params.push(task.name, task.version);
+  for (const column of SHARED) params.push(shared[column]);
+  return { text, params };
+}
+
+/** The CTEs that end in `c`, the candidates of the request's tasks (see `plainClaimStatement`). */
+function tasksSelected(tables: Tables, tasks: number, firstTask: number, source: ClaimSource): string {
+  const perTask = Array.from({ length: tasks }, (_, i) =>
+    dueByPriority({
+      runs: tables.runs,
+      columns: RUN_COLUMNS,
+      bands: `b${i}`,
+      namespace: '$1::text',
+      taskName: `$${firstTask + 2 * i}::text`,
+      taskVersion: `$${firstTask + 1 + 2 * i}::text`,
+      now: '$2::double precision',
+      limit: '$3::integer',
+      ...(source.kind === 'gated'
+        ? { gate: flowGate(tables.tasks, '$1::text', `$${firstTask + 2 * i}::text`, '$2::double precision') }
+        : {}),
+    }),
+  );
+  // One task's rows come straight from its index scans; several tasks' (one locking CTE each, since a locking
+  // select cannot be a branch of a UNION) are merged, highest priority first, then earliest due.
+  return tasks === 1
+    ? `${perTask[0]?.bands}, c AS (${perTask[0]?.select})`
+    : `${perTask.map((s, i) => `${s.bands}, c${i} AS (${s.select})`).join(', ')},
       c AS (SELECT * FROM (${perTask.map((_, i) => `SELECT * FROM c${i}`).join(' UNION ALL ')}) AS t
           ORDER BY priority DESC, claim_due_at LIMIT $3::integer)`;
-    // Whether the plain claim applies to a selected row: the condition of `qualifiesForPlainClaim`.
-    const plain = `(c.status = 'pending' OR (c.status = 'retrying' AND (c.due_at IS NULL OR c.due_at <= $2::double precision)))
+}
+
+/**
+ * The CTE `c` of a flow claim by group (parameters: `$1` namespace, `$2` now, `$3` limit, from `$first` the task's
+ * name, its versions, the groups and their takes): each group's due runs of the versions, highest priority first and earliest
+ * due within it (a range of `docket_runs_group_claim`), at most its take, group after group in turn order; the
+ * statement stops at the limit, so a group after the claim is full is not read and no row is locked that is not
+ * answered.
+ */
+export function groupsSelected(tables: Tables, first: number): string {
+  return `c AS (SELECT d.* FROM unnest($${first + 2}::text[], $${first + 3}::integer[]) WITH ORDINALITY AS g(group_key, take, turn)
+        CROSS JOIN LATERAL (SELECT ${RUN_COLUMNS} FROM ${tables.runs} WHERE namespace = $1::text
+          AND task_name = $${first}::text AND group_key = g.group_key AND claim_due_at IS NOT NULL
+          AND claim_due_at <= $2::double precision AND task_version = ANY($${first + 1}::text[])
+          ORDER BY priority DESC, claim_due_at LIMIT g.take FOR UPDATE SKIP LOCKED) AS d
+        LIMIT $3::integer)`;
+}
+
+/** The plain claim's statement around the candidates `c` that `selected` ends in (see `plainClaimStatement`). */
+function claimText(tables: Tables, selected: string, answer: string, hold: boolean): string {
+  // Whether the plain claim applies to a selected row: the condition of `qualifiesForPlainClaim`.
+  const plain = `(c.status = 'pending' OR (c.status = 'retrying' AND (c.due_at IS NULL OR c.due_at <= $2::double precision)))
           AND (c.deadline_at IS NULL OR c.deadline_at > $2::double precision)`;
-    const answer = answerColumns(tasks, firstTask + 2 * tasks);
-    // No join between the CTEs: with a generic plan the server expects one row in each and would compare every pair.
-    // The update answers what the history rows need; the answer marks the claimed rows by the same condition, and
-    // counts the update's rows so that the caller can check the two agree.
-    text = hold
-      ? `WITH RECURSIVE ${selected}
+  // No join between the CTEs: with a generic plan the server expects one row in each and would compare every pair.
+  // The update answers what the history rows need; the answer marks the claimed rows by the same condition, and
+  // counts the update's rows so that the caller can check the two agree.
+  return hold
+    ? `WITH RECURSIVE ${selected}
       SELECT ${answer}, ${plain} AS docket_plain, (SELECT count(*)::integer FROM c WHERE ${plain}) AS docket_claimed FROM c`
-      : `WITH RECURSIVE ${selected},
+    : `WITH RECURSIVE ${selected},
       u AS (UPDATE ${tables.runs} AS r SET status = 'running', reason = 'CLAIMED', revision = c.revision + 1,
           due_at = NULL, claim_due_at = NULL, fence = c.fence + 1, lease_owner = $4::text, lease_token = c.fence + 1,
           lease_expires_at = $5::double precision, updated_at = $2::double precision
@@ -168,13 +229,6 @@ export function plainClaimStatement(
         SELECT run_id, seq, $6::text, from_status, 'running', 'CLAIMED', $4::text, NULL FROM u)
       SELECT ${answer}, ${plain} AS docket_plain,
         (SELECT count(*)::integer FROM u) AS docket_claimed FROM c`;
-    texts.set(key, text);
-  }
-  const params: unknown[] = [request.namespace, request.now, request.limit];
-  if (!hold) params.push(claim.actor, claim.leaseExpiresAt, claim.at);
-  for (const task of request.tasks) params.push(task.name, task.version);
-  for (const column of SHARED) params.push(shared[column]);
-  return { text, params };
 }
 
 /**
