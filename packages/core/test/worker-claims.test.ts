@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createQueue, type Store } from '../src/index.js';
 import { memoryStore, type SelectRequest } from '../src/store/index.js';
-import { waitForStatus } from '../src/testing/harness.js';
+import { waitFor, waitForStatus } from '../src/testing/harness.js';
 
 describe('the worker loop', () => {
   it('executes only the runs claimDue answers, not every row it showed the plan', async () => {
@@ -99,6 +99,73 @@ describe('the worker loop', () => {
       for (const runId of runIds) await waitForStatus(task, runId, 'success', 5_000);
     } finally {
       await finish();
+    }
+  });
+
+  it('claims again at once when a lease it waited for was given back while its claim was in flight', async () => {
+    const store = memoryStore();
+    const definition = { name: 'one-at-a-time', version: '1', flow: { concurrency: 1 } };
+    const producer = createQueue({ store, runtime: { mode: 'producer' } });
+    const task = producer.define(definition);
+    await producer.ready();
+    const first = await task.start({ query: 'first' });
+    const second = await task.start({ query: 'second' });
+    // The consumer's second claim answers only when released: the first page settles while it is in flight, after
+    // it read the first run's lease. No subscription and no starts of its own: only the operator's resume below and
+    // its own settles wake its loop.
+    let claims = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gated: Store = Object.assign(Object.create(store) as Store, {
+      subscribe: undefined,
+      async claimDue(request: SelectRequest) {
+        const claimed = await store.claimDue(request);
+        if (++claims === 2) await held;
+        return claimed;
+      },
+    });
+    let firstRunning = () => {};
+    const running = new Promise<void>((resolve) => {
+      firstRunning = resolve;
+    });
+    let finishFirst = () => {};
+    const finished = new Promise<void>((resolve) => {
+      finishFirst = resolve;
+    });
+    // A poll far longer than the test: a claim after the held one comes from a wake or from the loop itself.
+    const consumer = createQueue({
+      store: gated,
+      runtime: { mode: 'consumer', concurrency: 4 },
+      protocol: { pollMs: 60_000 },
+    });
+    consumer.define(definition, {
+      async execute(ctx) {
+        if (ctx.query === 'first') {
+          firstRunning();
+          await finished;
+        }
+        return ctx.end();
+      },
+    });
+    try {
+      await consumer.ready();
+      await running;
+      // A pause and a resume: the resume wakes the loop, whose claim is held back by the first run's lease.
+      const command = { task: definition.name, reason: 'wake the loop', commandId: 'pause' };
+      await consumer.operator.tasks.pause({ ...command, expectedRevision: 1 });
+      await consumer.operator.tasks.resume({ ...command, expectedRevision: 2, commandId: 'resume' });
+      await waitFor(() => claims === 2, 'the claim held back by the concurrency limit');
+      finishFirst();
+      await waitForStatus(task, first.runId, 'success', 5_000);
+      release();
+      await waitForStatus(task, second.runId, 'success', 5_000);
+    } finally {
+      release();
+      finishFirst();
+      await consumer.close();
+      await producer.close();
     }
   });
 });

@@ -21,6 +21,12 @@ export class WorkerLoop {
    * `null` once a lease is given back. The loop sleeps until then instead of until the next due run.
    */
   private heldBack: number | null | undefined = undefined;
+  /**
+   * Whether a claim is in flight, and whether a page settled during it: a lease given back then was not seen by that
+   * claim, so if flow control held the claim back until a lease is given back, the loop claims again at once.
+   */
+  private claiming = false;
+  private settledWhileClaiming = false;
   /** The loop's errors: logged, and the last one shown by `health()`. */
   readonly errors: LoopErrors;
 
@@ -75,7 +81,8 @@ export class WorkerLoop {
   private readonly settled = (): void => {
     this.active--;
     // A lease given back may free a fleet-wide slot this process waits for.
-    if (this.heldBack === null) this.engine.wake();
+    if (this.claiming) this.settledWhileClaiming = true;
+    else if (this.heldBack === null) this.engine.wake();
     if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
   };
 
@@ -108,6 +115,7 @@ export class WorkerLoop {
         continue;
       }
       const held = this.heldBack;
+      if (held === null && this.settledWhileClaiming) continue;
       const wait = held === undefined ? await this.untilNextDue(tasks) : untilHeldBack(held, engine.now(), pollMs);
       await engine.sleep(Math.max(1, wait));
     }
@@ -155,21 +163,27 @@ export class WorkerLoop {
     // Half the slots per claim at most: while one half settles, the next claim is already in flight.
     const limit = Math.min(free, Math.max(8, Math.ceil(engine.options.runtime.concurrency / 2)));
     this.heldBack = undefined;
-    const claimedRuns = await engine.store.claimDue({
-      namespace: engine.namespace,
-      tasks,
-      limit,
-      now: claimNow,
-      // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
-      plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
-      plan: (run) => {
-        engine.tracing.claiming(run);
-        const write = planClaim(run, actor, leaseMs, claimNow);
-        if (write) planned.push(write);
-        return write;
-      },
-      heldBack: this.noteHeldBack,
-    });
+    this.claiming = true;
+    this.settledWhileClaiming = false;
+    const claimedRuns = await engine.store
+      .claimDue({
+        namespace: engine.namespace,
+        tasks,
+        limit,
+        now: claimNow,
+        // The write `planClaim` makes for a plain claim, as data: a store may apply it in the selecting statement.
+        plainClaim: { actor, leaseExpiresAt: claimNow + leaseMs, at: iso(claimNow) },
+        plan: (run) => {
+          engine.tracing.claiming(run);
+          const write = planClaim(run, actor, leaseMs, claimNow);
+          if (write) planned.push(write);
+          return write;
+        },
+        heldBack: this.noteHeldBack,
+      })
+      .finally(() => {
+        this.claiming = false;
+      });
     this.startClaimed(planned, claimedRuns);
     engine.tracing.claimed();
     return claimedRuns.length >= limit ? 'more' : 'idle';

@@ -1,4 +1,5 @@
 import {
+  claimsByGroup,
   EMPTY_SCOPE,
   type FlowScopeState,
   flowPlanOf,
@@ -122,13 +123,20 @@ export async function flowClaimIn(
   return written;
 }
 
+/** What `flowClaim` answers: the runs it claimed, and whether the rest must be claimed the long way (`flowClaimIn`). */
+export interface FlowClaimed {
+  runs: RunRecord[];
+  long: boolean;
+}
+
 /**
  * The flow claim on a session, in three round trips for one task: `BEGIN`, every task's flow lock, record and scope
  * in one message (the scope read for the task's state as last known, read again when the record says otherwise);
  * then for each task the plain claim's one statement over the due runs its plan takes (`ClaimSource`); then the
- * claims recorded and `COMMIT`. `'long'` when a run taken is not claimed plainly (a deadline passed, a time trigger
- * fired): nothing is written then, and the caller claims by `flowClaimIn`. `known(name)` is the task's state as last
- * read, if any.
+ * claims recorded and `COMMIT`. A last task that records nothing (no rate, no claims by group) carries the `COMMIT`
+ * with its statement: two round trips. `long` when a run taken is not claimed plainly (a deadline passed, a time
+ * trigger fired): the transaction is rolled back (`runs` then holds only what a commit already carried) and the
+ * caller claims the rest by `flowClaimIn`. `known(name)` is the task's state as last read, if any.
  */
 export async function flowClaim(
   ctx: PgContext,
@@ -137,38 +145,47 @@ export async function flowClaim(
   claim: PlainClaim,
   tasks: ReadonlyMap<string, string[]>,
   known: (name: string) => TaskFlowState | null,
-): Promise<RunRecord[] | 'long'> {
+): Promise<FlowClaimed> {
   const outcome = new OutcomeTracker();
   try {
     return await session(async (send) => {
       const locked = await lockAndRead(ctx, send, request, tasks, known);
       const runs: RunRecord[] = [];
       const records: Statement[] = [];
-      for (const task of locked) {
+      for (const [i, task] of locked.entries()) {
         const limit = request.limit - runs.length;
         if (limit <= 0) break;
-        const claimed = await claimPlainly(ctx, send, request, claim, task, limit);
-        if (claimed === 'long') {
+        const commits = i === locked.length - 1 && records.length === 0 && recordsNothing(task.state, request.now);
+        if (commits) outcome.committing();
+        const claimed = await claimPlainly(ctx, send, { ...request, limit }, claim, task, commits);
+        if (commits) return { runs: [...runs, ...claimed.runs], long: claimed.long };
+        if (claimed.long) {
           await send(() => ({ text: 'ROLLBACK', prepares: [] }));
-          return 'long';
+          return { runs: [], long: true };
         }
-        runs.push(...claimed);
-        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, claimed, request.now));
+        runs.push(...claimed.runs);
+        const written = claimed.runs;
+        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, written, request.now));
       }
       outcome.committing();
       const rated = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
       await sendParts(send, [...(rated ? [] : [UNFLUSHED_COMMIT]), ...records.map(preparedCall), 'COMMIT']);
-      return runs;
+      return { runs, long: false };
     });
   } catch (error) {
     throw classify(error, outcome, 'store.claimDue', {});
   }
 }
 
+/** Whether a flow claim of the task records nothing, whatever it claims (see `recordFlowClaims`). */
+const recordsNothing = (state: TaskFlowState, now: number): boolean =>
+  state.flow?.rate === undefined && state.flow?.group?.rate === undefined && !claimsByGroup(state, now);
+
 /**
- * One locked task's claim within `limit`: core's plan (`flowPlanOf`), then the plain claim's statement over the due
- * runs it takes, from the whole task or group after group. `'long'` when a row taken does not qualify for the plain
- * claim (see `flowClaim`).
+ * One locked task's claim within the request's limit: core's plan (`flowPlanOf`), then the plain claim's statement
+ * over the due runs it takes, from the whole task or group after group; with `commits`, the `COMMIT` (not waiting
+ * for the flush: no rate counts these claims) in the same message. `long` when a row taken does not qualify for the
+ * plain claim (see `flowClaim`).
  */
 async function claimPlainly(
   ctx: PgContext,
@@ -176,24 +193,27 @@ async function claimPlainly(
   request: SelectRequest,
   claim: PlainClaim,
   task: LockedTask,
-  limit: number,
-): Promise<RunRecord[] | 'long'> {
+  commits: boolean,
+): Promise<FlowClaimed> {
+  const commit = commits ? [UNFLUSHED_COMMIT, 'COMMIT'] : [];
   const plan = flowPlanOf(
     task.state,
     () => task.scope,
     () => task.turns,
-    { ...request, limit },
+    request,
   );
-  if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) return [];
+  if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) {
+    if (commits) await sendParts(send, commit);
+    return { runs: [], long: false };
+  }
   const tasks = task.versions.map((version) => ({ name: task.name, version }));
   const taking = { ...request, tasks, limit: plan.take };
   const source: ClaimSource = plan.mode === 'all' ? { kind: 'ungated' } : { kind: 'groups', turns: plan.groups };
   const shared = ctx.sharedColumns.expected(taking);
   const statement = plainClaimStatement(ctx.tables, taking, claim, shared, false, source);
-  const [rows = []] = await sendParts(send, [preparedCall(statement)]);
+  const [rows = []] = await sendParts(send, [preparedCall(statement), ...commit]);
   const result = planPlainClaims(taking, claim, rows as PlainClaimRow[], shared, ctx.sharedColumns);
-  if (result.leftover > 0) return 'long';
-  return result.claimed.map((write) => write.run);
+  return { runs: result.claimed.map((write) => write.run), long: result.leftover > 0 };
 }
 
 /**

@@ -78,12 +78,15 @@ async function claimFlowing(
   const claim = request.plainClaim;
   const claimed =
     session === undefined || claim === undefined
-      ? 'long'
+      ? { runs: [], long: true }
       : await flowClaim(ctx, session, request, claim, flowing, known);
-  const flowed =
-    claimed === 'long'
-      ? await ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, request, flowing))
-      : claimed;
+  const flowed = claimed.runs;
+  if (claimed.long) {
+    const limit = request.limit - flowed.length;
+    const rest = ctx.inTransaction('store.claimDue', (tx) => flowClaimIn(ctx, tx, { ...request, limit }, flowing));
+    // Runs a commit already carried are handed out even if the rest fails: the next claim meets it again.
+    flowed.push(...(await (flowed.length > 0 ? rest.catch(() => []) : rest)));
+  }
   for (const run of flowed) ctx.known.committed(run);
   return flowed;
 }
