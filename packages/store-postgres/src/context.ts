@@ -1,6 +1,6 @@
 import { DocketError } from '@docket/core';
 import type { RunRecord, RunWrite, TaskFlowState, TaskRecord } from '@docket/core/store';
-import { flowStateOf, KnownRuns } from '@docket/core/store';
+import { flowStateOf, GroupLists, KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 import { classify, connectionLost, OutcomeTracker } from './errors.js';
@@ -60,6 +60,8 @@ export class PgContext {
   readonly sharedColumns = new SharedColumns();
   /** Claims whose transactions are held open until the end of the turn (see `sql/claim/held-claims.ts`). */
   readonly held = new HeldClaims();
+  /** The groups of each task that claims by group, kept between flow claims (core's `GroupLists`). */
+  readonly groupLists = new GroupLists();
   /**
    * The flow states of the tasks a claim read last (by `namespace, name`), and when: claims use them again for a
    * short while (`sql/claim/index.ts`); `null` until read, and after this process changed a task.

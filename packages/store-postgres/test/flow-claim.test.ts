@@ -67,6 +67,27 @@ describe('the PostgreSQL flow claim', () => {
     expect(groups.sort()).toEqual(['g1', 'g2', 'g3'].filter((group) => group !== first?.group));
   });
 
+  it('claims a group that got due runs after its groups were listed, by the next claim at the latest', async () => {
+    const options = await freshStoreOptions();
+    const task = { name: 'flow-new-group', version: '1' };
+    const producer = createQueue({ store: postgresStore(options), runtime: { mode: 'producer' } });
+    const handle = producer.define({ ...task, flow: { group: { concurrency: 5 } } });
+    await producer.ready();
+    const store = postgresStore(options);
+    await store.open();
+    cleanups.push(async () => {
+      await producer.close();
+      await store.close();
+    });
+    await handle.start({ query: 'old', group: 'old' });
+    // This claim lists the groups (only `old`) and keeps the list for its next claims.
+    expect((await store.claimDue(claimRequest([task], 10))).map((run) => run.group)).toEqual(['old']);
+    const { runId } = await handle.start({ query: 'new', group: 'new' });
+    const first = await store.claimDue(claimRequest([task], 10));
+    const second = first.length > 0 ? [] : await store.claimDue(claimRequest([task], 10));
+    expect([...first, ...second].map((run) => run.runId)).toEqual([runId]);
+  });
+
   it("ends a flow-limited child whose deadline passed before its claim, and wakes its parent with the child's outcome", async () => {
     const options = await freshStoreOptions();
     const queue = createQueue({ store: postgresStore(options), runtime: { concurrency: 4 } });

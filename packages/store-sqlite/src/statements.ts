@@ -2,6 +2,7 @@ import type { HistoryEntry } from '@docket/core';
 import {
   EVENT_COLUMNS,
   type EventRow,
+  GroupLists,
   historyParams,
   RUN_COLUMNS,
   type RunRecord,
@@ -9,7 +10,6 @@ import {
   runParams,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
-import { GroupLists } from './flow/group-lists.js';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ChangeStatements, changeStatements } from './sql/changes.js';

@@ -30,6 +30,8 @@ export function flowLockStatement(namespace: string, task: string): Statement {
 
 /** What a flow claim of one task reads under its lock besides the record: its groups or not, and the windows' starts. */
 export interface FlowReads {
+  /** Whether the task's own scope is read: only a task limit counts its leases or claims. */
+  task: boolean;
   groups: boolean;
   taskAfter: number;
   groupAfter: number;
@@ -39,6 +41,7 @@ export interface FlowReads {
 export function flowReadsOf(state: TaskFlowState | null, now: number): FlowReads {
   const flow = state?.flow ?? undefined;
   return {
+    task: flow?.concurrency !== undefined || flow?.rate !== undefined,
     groups: state !== null && !state.paused && claimsByGroup(state, now),
     taskAfter: windowStart(now, flow?.rate),
     groupAfter: windowStart(now, flow?.group?.rate),
@@ -47,14 +50,10 @@ export function flowReadsOf(state: TaskFlowState | null, now: number): FlowReads
 
 /** Whether reads made for `made` answer what `needed` asks. */
 export const readsCover = (made: FlowReads, needed: FlowReads): boolean =>
-  made.taskAfter === needed.taskAfter && (!needed.groups || (made.groups && made.groupAfter === needed.groupAfter));
+  (!needed.task || (made.task && made.taskAfter === needed.taskAfter)) &&
+  (!needed.groups || (made.groups && made.groupAfter === needed.groupAfter));
 
 type ScopeRow = { leased: string | number; n: string | number; oldest: number | null };
-
-function scopeOf(row: ScopeRow | undefined, holdUntil: number | null): FlowScopeState {
-  if (row === undefined) return { ...EMPTY_SCOPE, holdUntil };
-  return { leased: Number(row.leased), claimsInWindow: Number(row.n), oldestClaimAt: row.oldest, holdUntil };
-}
 
 /** The task's runs holding a lease and its claims after `after`. */
 export function taskScopeStatement(t: Tables, namespace: string, task: string, after: number): Statement {
@@ -67,15 +66,18 @@ export function taskScopeStatement(t: Tables, namespace: string, task: string, a
 }
 
 /** The task's scope from the rows of `taskScopeStatement`. */
-export const taskScopeOf = (rows: readonly unknown[]): FlowScopeState => scopeOf(rows[0] as ScopeRow | undefined, null);
+export function taskScopeOf(rows: readonly unknown[]): FlowScopeState {
+  const row = rows[0] as ScopeRow | undefined;
+  if (row === undefined) return EMPTY_SCOPE;
+  return { leased: Number(row.leased), claimsInWindow: Number(row.n), oldestClaimAt: row.oldest, holdUntil: null };
+}
 
-type TurnRow = ScopeRow & { group_key: string; last_claimed_at: number | null; hold_until: number | null };
-
-/** Each group with claimable runs, when it was last claimed, and its scope (claims after `after`). */
-export function groupTurnsStatement(t: Tables, namespace: string, task: string, after: number): Statement {
+/**
+ * The task's groups with claimable runs, one index seek each (a loose index scan of `docket_runs_group_claim`), not a
+ * scan of the due runs: the listing that `GroupLists` keeps.
+ */
+export function groupListStatement(t: Tables, namespace: string, task: string): Statement {
   return {
-    // The groups: one index seek each (a loose index scan of docket_runs_group_claim), not a scan of the due runs;
-    // their leases and claims counted in one pass each over the task's leased runs and its claims in the window.
     text: `WITH RECURSIVE k(group_key) AS (
           (SELECT group_key FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND claim_due_at IS NOT NULL
             ORDER BY group_key LIMIT 1)
@@ -83,26 +85,66 @@ export function groupTurnsStatement(t: Tables, namespace: string, task: string, 
           SELECT (SELECT r.group_key FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2
             AND r.claim_due_at IS NOT NULL AND r.group_key > k.group_key ORDER BY r.group_key LIMIT 1)
           FROM k WHERE k.group_key IS NOT NULL)
-        SELECT d.group_key, g.last_claimed_at, g.hold_until, coalesce(l.leased, 0) AS leased,
-          coalesce(c.n, 0) AS n, c.oldest
-        FROM k AS d
-        LEFT JOIN ${t.flowGroups} g ON g.namespace = $1 AND g.task_name = $2 AND g.group_key = d.group_key
-        LEFT JOIN (SELECT group_key, count(*) AS leased FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
-          AND lease_owner IS NOT NULL GROUP BY group_key) AS l ON l.group_key = d.group_key
-        LEFT JOIN (SELECT group_key, sum(n) AS n, min(at) AS oldest FROM ${t.flowClaims} WHERE namespace = $1
-          AND task_name = $2 AND scope = 'group' AND at > $3 GROUP BY group_key) AS c ON c.group_key = d.group_key
-        WHERE d.group_key IS NOT NULL`,
-    params: [namespace, task, after],
+        SELECT group_key, NULL::double precision AS last_claimed_at FROM k WHERE group_key IS NOT NULL`,
+    params: [namespace, task],
   };
 }
 
-/** The groups' turns from the rows of `groupTurnsStatement`. */
-export function groupTurnsOf(rows: readonly unknown[]): GroupTurn[] {
-  return (rows as TurnRow[]).map((row) => ({
-    group: row.group_key,
-    lastClaimedAt: row.last_claimed_at,
-    scope: () => scopeOf(row, row.hold_until),
-  }));
+/**
+ * The statements that read the turns of the task's groups `keys`: each group's last claim and hold, the task's leases
+ * by group and its claims by group after `after`, each in one pass (`groupTurnsOf` puts them together: joined by the
+ * server under a generic plan, which expects a row or two on each side, they were compared pair by pair).
+ */
+export function groupTurnStatements(
+  t: Tables,
+  namespace: string,
+  task: string,
+  after: number,
+  keys: readonly string[],
+): Statement[] {
+  return [
+    {
+      text: `SELECT group_key, last_claimed_at, hold_until FROM ${t.flowGroups}
+        WHERE namespace = $1 AND task_name = $2 AND group_key = ANY($3::text[])`,
+      params: [namespace, task, keys],
+    },
+    {
+      text: `SELECT group_key, count(*) AS n FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
+        AND lease_owner IS NOT NULL GROUP BY group_key`,
+      params: [namespace, task],
+    },
+    {
+      text: `SELECT group_key, sum(n) AS n, min(at) AS oldest FROM ${t.flowClaims} WHERE namespace = $1
+        AND task_name = $2 AND scope = 'group' AND at > $3 GROUP BY group_key`,
+      params: [namespace, task, after],
+    },
+  ];
+}
+
+type GroupRow = { group_key: string; last_claimed_at: number | null; hold_until: number | null };
+type CountRow = { group_key: string; n: string | number; oldest?: number | null };
+
+/** The turns of the groups `keys` from the rows of `groupTurnStatements`, in their order. */
+export function groupTurnsOf(keys: readonly string[], rows: readonly unknown[][]): GroupTurn[] {
+  const byKey = <R extends { group_key: string }>(list: unknown[] | undefined) =>
+    new Map(((list ?? []) as R[]).map((row) => [row.group_key, row]));
+  const groups = byKey<GroupRow>(rows[0]);
+  const leased = byKey<CountRow>(rows[1]);
+  const claims = byKey<CountRow>(rows[2]);
+  return keys.map((group) => {
+    const row = groups.get(group);
+    const claimed = claims.get(group);
+    return {
+      group,
+      lastClaimedAt: row?.last_claimed_at ?? null,
+      scope: () => ({
+        leased: Number(leased.get(group)?.n ?? 0),
+        claimsInWindow: Number(claimed?.n ?? 0),
+        oldestClaimAt: claimed?.oldest ?? null,
+        holdUntil: row?.hold_until ?? null,
+      }),
+    };
+  });
 }
 
 /**

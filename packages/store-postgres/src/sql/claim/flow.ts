@@ -1,9 +1,11 @@
 import {
   claimsByGroup,
   EMPTY_SCOPE,
+  type FlowClaimPlan,
   type FlowScopeState,
   flowPlanOf,
   type GroupTurn,
+  type ListedGroup,
   type PlainClaim,
   type RunRecord,
   type RunRow,
@@ -25,8 +27,9 @@ import {
   type FlowReads,
   flowLockStatement,
   flowReadsOf,
+  groupListStatement,
+  groupTurnStatements,
   groupTurnsOf,
-  groupTurnsStatement,
   readsCover,
   recordStatements,
   takenRows,
@@ -42,6 +45,8 @@ interface LockedTask {
   state: TaskFlowState;
   scope: FlowScopeState;
   turns: GroupTurn[];
+  /** Whether the groups came from the list kept since an earlier claim (see `GroupLists`). */
+  keptGroups: boolean;
 }
 
 const stateOf = (record: TaskRecord): TaskFlowState => ({
@@ -51,16 +56,65 @@ const stateOf = (record: TaskRecord): TaskFlowState => ({
   groupHoldUntil: record.groupHoldUntil,
 });
 
-/** The statements that read a task's scope and (when `reads.groups`) its groups' turns. */
-function scopeStatements(ctx: PgContext, namespace: string, name: string, reads: FlowReads): Statement[] {
-  const scope = taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter);
-  return reads.groups ? [scope, groupTurnsStatement(ctx.tables, namespace, name, reads.groupAfter)] : [scope];
+/** Reads statements in the claim's transaction and answers their rows, in order. */
+type Read = (statements: readonly Statement[]) => Promise<unknown[][]>;
+
+/**
+ * The statements that read a task's scope (when `reads.task`) and (when `reads.groups`) the turns of the groups kept from an earlier
+ * listing while it is fresh, else the listing itself; and how their rows make the locked task (reading the turns of
+ * the groups just listed, which it keeps, with `read`).
+ */
+function scopeReads(
+  ctx: PgContext,
+  request: SelectRequest,
+  name: string,
+  versions: readonly string[],
+  reads: FlowReads,
+) {
+  const { namespace, now } = request;
+  const kept = reads.groups ? ctx.groupLists.kept(namespace, name, now)?.map((group) => group.group_key) : undefined;
+  const turnsOf = (keys: readonly string[]) => groupTurnStatements(ctx.tables, namespace, name, reads.groupAfter, keys);
+  const statements = reads.task ? [taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter)] : [];
+  if (kept !== undefined) statements.push(...turnsOf(kept));
+  else if (reads.groups) statements.push(groupListStatement(ctx.tables, namespace, name));
+  const locked = async (state: TaskFlowState, rows: unknown[][], read: Read): Promise<LockedTask> => {
+    const scope = state.paused || !reads.task ? EMPTY_SCOPE : taskScopeOf(rows[0] ?? []);
+    const rest = reads.task ? rows.slice(1) : rows;
+    let turns: GroupTurn[] = [];
+    if (kept !== undefined) turns = groupTurnsOf(kept, rest);
+    else if (reads.groups) {
+      const listed = (rest[0] ?? []) as ListedGroup[];
+      ctx.groupLists.keep(namespace, name, now, listed);
+      const keys = listed.map((group) => group.group_key);
+      turns = groupTurnsOf(keys, await read(turnsOf(keys)));
+    }
+    return { name, versions, state, scope, turns, keptGroups: kept !== undefined };
+  };
+  return { statements, locked };
 }
 
-/** A task's scope and turns from the rows of its `scopeStatements`. */
-function lockedTask(name: string, versions: readonly string[], state: TaskFlowState, rows: unknown[][]): LockedTask {
-  const scope = state.paused ? EMPTY_SCOPE : taskScopeOf(rows[0] ?? []);
-  return { name, versions, state, scope, turns: rows.length > 1 ? groupTurnsOf(rows[1] ?? []) : [] };
+/**
+ * Updates the kept groups after a claim of at most `limit` read `rows`: a group read without a due run is left out
+ * until the groups are listed again, and a claim from the kept list that came back short lists them again next time
+ * (a group may have got due runs since). The statement reads the groups in turn until the claim is full, so a group
+ * after the last one it took from may not have been read.
+ */
+function noteGroups(
+  ctx: PgContext,
+  namespace: string,
+  task: LockedTask,
+  plan: FlowClaimPlan,
+  rows: readonly { group_key: string }[],
+  limit: number,
+): void {
+  if (task.keptGroups && rows.length < limit) ctx.groupLists.forget(namespace, task.name);
+  if (plan.mode !== 'groups') return;
+  const found = new Set(rows.map((row) => row.group_key));
+  let read = plan.groups.length;
+  if (rows.length >= plan.take) while (read > 0 && !found.has(plan.groups[read - 1]?.group as string)) read--;
+  for (const turn of plan.groups.slice(0, read)) {
+    if (!found.has(turn.group)) ctx.groupLists.drop(namespace, task.name, turn.group);
+  }
 }
 
 /** Core's plan for a locked task within `limit`, and the statements that read the due runs it takes. */
@@ -98,7 +152,7 @@ export async function flowClaimIn(
   tasks: ReadonlyMap<string, string[]>,
 ): Promise<RunRecord[]> {
   const written: RunRecord[] = [];
-  const read = async (statements: readonly Statement[]) => {
+  const read: Read = async (statements) => {
     const rows: unknown[][] = [];
     for (const statement of statements) rows.push(await rowsOf(tx, statement));
     return rows;
@@ -111,10 +165,12 @@ export async function flowClaimIn(
     const record = taskRecordsOf(records as TaskRow[]).get(name);
     if (record === undefined) continue;
     const state = stateOf(record);
-    const scopes = await read(scopeStatements(ctx, request.namespace, name, flowReadsOf(state, request.now)));
-    const task = lockedTask(name, tasks.get(name) ?? [], state, scopes);
+    const scopes = scopeReads(ctx, request, name, tasks.get(name) ?? [], flowReadsOf(state, request.now));
+    const task = await scopes.locked(state, await read(scopes.statements), read);
     const { plan, reads } = planOf(ctx, request, task, limit);
-    const writes = writesOf(request, takenRows(plan, (await read(reads)) as RunRow[][]));
+    const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
+    noteGroups(ctx, request.namespace, task, plan, rows, limit);
+    const writes = writesOf(request, rows);
     await applyLockedWrites(tx, ctx.tables, writes);
     const runs = writes.map((w) => w.write.run);
     await read(recordStatements(ctx.tables, request.namespace, name, state, runs, request.now));
@@ -203,6 +259,7 @@ async function claimPlainly(
     request,
   );
   if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) {
+    noteGroups(ctx, request.namespace, task, plan, [], request.limit);
     if (commits) await sendParts(send, commit);
     return { runs: [], long: false };
   }
@@ -212,6 +269,7 @@ async function claimPlainly(
   const shared = ctx.sharedColumns.expected(taking);
   const statement = plainClaimStatement(ctx.tables, taking, claim, shared, false, source);
   const [rows = []] = await sendParts(send, [preparedCall(statement), ...commit]);
+  noteGroups(ctx, request.namespace, task, plan, rows as PlainClaimRow[], request.limit);
   const result = planPlainClaims(taking, claim, rows as PlainClaimRow[], shared, ctx.sharedColumns);
   return { runs: result.claimed.map((write) => write.run), long: result.leftover > 0 };
 }
@@ -230,14 +288,16 @@ async function lockAndRead(
   const { namespace, now } = request;
   const names = [...tasks.keys()].sort();
   const guesses = names.map((name) => flowReadsOf(known(name), now));
+  const reads = names.map((name, i) => scopeReads(ctx, request, name, tasks.get(name) ?? [], guesses[i] as FlowReads));
   const parts: PreparedCall[][] = names.map((name, i) =>
     [
       flowLockStatement(namespace, name),
       taskRowsStatement(ctx.tables, namespace, [name]),
-      ...scopeStatements(ctx, namespace, name, guesses[i] as FlowReads),
+      ...(reads[i]?.statements ?? []),
     ].map(preparedCall),
   );
   const results = await sendParts(send, [...BEGIN, ...parts.flat()]);
+  const read: Read = (statements) => sendParts(send, statements.map(preparedCall));
   let at = BEGIN.length;
   const locked: LockedTask[] = [];
   for (const [i, name] of names.entries()) {
@@ -247,10 +307,12 @@ async function lockAndRead(
     if (record === undefined) continue;
     const state = stateOf(record);
     const needed = flowReadsOf(state, now);
-    const scopes = readsCover(guesses[i] as FlowReads, needed)
-      ? rows
-      : await sendParts(send, scopeStatements(ctx, namespace, name, needed).map(preparedCall));
-    locked.push(lockedTask(name, tasks.get(name) ?? [], state, scopes));
+    if (readsCover(guesses[i] as FlowReads, needed)) {
+      locked.push(await (reads[i] as ReturnType<typeof scopeReads>).locked(state, rows, read));
+      continue;
+    }
+    const again = scopeReads(ctx, request, name, tasks.get(name) ?? [], needed);
+    locked.push(await again.locked(state, await read(again.statements), read));
   }
   return locked;
 }

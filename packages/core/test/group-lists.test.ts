@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GROUP_LIST_FRESH_MS, GroupLists, type ListedGroup } from '../src/flow/group-lists.js';
+import { GROUP_LIST_FRESH_MS, GroupLists, type ListedGroup } from '../src/store/group-lists.js';
 
 const T0 = 1_000_000;
 

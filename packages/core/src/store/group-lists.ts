@@ -1,5 +1,5 @@
 /**
- * The groups with claimable runs of each task that claims by group, kept between claims on one connection: listing
+ * The groups with claimable runs of each task that claims by group, kept between claims by one store object: listing
  * them costs one index seek per group, so a claim lists them again only when its list is older than
  * `GROUP_LIST_FRESH_MS` or came back short. Limits never depend on the list (a group's leases, claims and hold are read
  * fresh when a claim comes to it); what a stale list changes is only which group goes first, and how soon a group that
@@ -35,17 +35,26 @@ export class GroupLists {
     now: number,
     list: () => ListedGroup[],
   ): { groups: ListedGroup[]; kept: boolean } {
-    const key = keyOf(namespace, task);
-    const kept = this.lists.get(key);
-    if (kept !== undefined && now >= kept.listedAt && now - kept.listedAt < GROUP_LIST_FRESH_MS) {
-      return {
-        groups: [...kept.groups].map(([group_key, last_claimed_at]) => ({ group_key, last_claimed_at })),
-        kept: true,
-      };
-    }
+    const kept = this.kept(namespace, task, now);
+    if (kept !== undefined) return { groups: kept, kept: true };
     const listed = list();
-    this.lists.set(key, { listedAt: now, groups: new Map(listed.map((row) => [row.group_key, row.last_claimed_at])) });
+    this.keep(namespace, task, now, listed);
     return { groups: listed, kept: false };
+  }
+
+  /** The task's kept list while it is fresh at `now` (else `undefined`: list the groups again and `keep` them). */
+  kept(namespace: string, task: string, now: number): ListedGroup[] | undefined {
+    const kept = this.lists.get(keyOf(namespace, task));
+    if (kept === undefined || now < kept.listedAt || now - kept.listedAt >= GROUP_LIST_FRESH_MS) return undefined;
+    return [...kept.groups].map(([group_key, last_claimed_at]) => ({ group_key, last_claimed_at }));
+  }
+
+  /** Keeps the task's groups as listed at `now`. */
+  keep(namespace: string, task: string, now: number, listed: readonly ListedGroup[]): void {
+    this.lists.set(keyOf(namespace, task), {
+      listedAt: now,
+      groups: new Map(listed.map((row) => [row.group_key, row.last_claimed_at])),
+    });
   }
 
   /** Lists the task's groups again at its next claim. */
