@@ -91,7 +91,9 @@ describe('the PostgreSQL flow claim', () => {
   it("ends a flow-limited child whose deadline passed before its claim, and wakes its parent with the child's outcome", async () => {
     const options = await freshStoreOptions();
     const queue = createQueue({ store: postgresStore(options), runtime: { concurrency: 4 } });
-    cleanups.push(() => queue.close());
+    cleanups.push(async () => {
+      await queue.close();
+    });
     const child = queue.define(
       { name: 'flow-child', version: '1', flow: { concurrency: 2 }, limits: { deadlineMs: 200 } },
       { execute: (ctx) => ctx.end() },
