@@ -42,15 +42,23 @@ async function openFamily(url, concurrency, onLeaf, onParentDone = () => {}) {
 }
 
 /**
- * One parent with `n` no-op children, from its start to its success: answers the time, and the settle rate of the
- * last 10% of the children against the first 10% (from their `updatedAt`, the settle's time).
+ * One parent with `n` no-op children, from its start to its last page (as `independent` measures to its last run's
+ * page: `task.wait` reads the run every 50 ms, which would add its own latency): answers the time, and the settle
+ * rate of the last 10% of the children against the first 10% (from their `updatedAt`, the settle's time).
  */
 async function fanout({ n, concurrency, url }) {
-  const family = await openFamily(url, concurrency, () => {});
+  const done = latch();
+  const family = await openFamily(
+    url,
+    concurrency,
+    () => {},
+    () => done.open(),
+  );
   const t = performance.now();
   const { runId } = await family.fanout.start({ query: { n } });
-  const info = await family.fanout.wait(runId, { timeoutMs: 600_000 });
+  await done.done;
   const ms = performance.now() - t;
+  const info = await family.fanout.wait(runId, { timeoutMs: 600_000 });
   if (info?.status !== 'success') throw new Error(`the parent ended ${info?.status}`);
   const settles = [];
   let cursor;
