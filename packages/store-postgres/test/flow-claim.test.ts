@@ -1,9 +1,9 @@
 import { createQueue } from '@docket/core';
 import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@docket/core/store';
 import { waitForStatus } from '@docket/core/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
-import { backend, freshSchema } from './helpers.js';
+import { backendForTests, freshSchema } from './helpers.js';
 
 const ACTOR = 'worker:flow';
 const LEASE_MS = 30_000;
@@ -15,25 +15,15 @@ function claimRequest(tasks: TaskKey[], limit: number, now = Date.now()): Select
 }
 
 describe('the PostgreSQL flow claim', () => {
-  let db: Awaited<ReturnType<typeof backend>>;
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    db = await backend();
-  });
-  afterAll(async () => {
-    await db.close();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { db, cleanups } = backendForTests();
 
   async function freshStoreOptions() {
     const schema = freshSchema();
-    await db.query(`CREATE SCHEMA "${schema}"`);
+    await db().query(`CREATE SCHEMA "${schema}"`);
     cleanups.push(async () => {
-      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await db().query(`DROP SCHEMA "${schema}" CASCADE`);
     });
-    return db.options(schema);
+    return db().options(schema);
   }
 
   it('plans by the task record read under its lock when the limits changed since its state was last read', async () => {

@@ -5,7 +5,7 @@ import { waitFor } from '@docket/core/testing';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { type PostgresTransaction, postgresStore } from '../src/index.js';
 
 /** The server CI provides; without it the suite runs on PGlite, so `pnpm test` passes on a laptop. */
@@ -67,7 +67,7 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 /** A schema name no other test uses. */
 export const freshSchema = () => `docket_t_${randomBytes(6).toString('hex')}`;
 
-interface Backend {
+export interface Backend {
   options(schema: string): Parameters<typeof postgresStore>[0];
   query<T>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
@@ -89,6 +89,31 @@ export async function backend(): Promise<Backend> {
     options: (schema) => ({ pglite: lite, schema }),
     query: async <T>(text: string, params?: unknown[]) => (await lite.query<T>(text, params)).rows,
     close: () => lite.close(),
+  };
+}
+
+/**
+ * The test backend for the enclosing `describe`: opened before its tests and closed after them; `db()` answers it
+ * once open. The functions pushed on `cleanups` run after each test, the last pushed first.
+ */
+export function backendForTests(): { db: () => Backend; cleanups: (() => Promise<void>)[] } {
+  let db: Backend | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    db = await backend();
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    db: () => {
+      if (db === undefined) throw new Error('the backend opens in beforeAll');
+      return db;
+    },
+    cleanups,
   };
 }
 

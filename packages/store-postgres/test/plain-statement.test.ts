@@ -9,11 +9,11 @@ import {
   transition,
 } from '@docket/core/store';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tablesIn } from '../src/context.js';
 import { type PostgresStore, postgresStore } from '../src/index.js';
 import { plainClaimStatement } from '../src/sql/claim/plain-statement.js';
-import { backend, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
+import { backendForTests, DATABASE_URL, freshSchema, loggingPool } from './helpers.js';
 
 const ACTOR = 'worker:plain';
 const LEASE_MS = 30_000;
@@ -44,17 +44,7 @@ function claimRequest(tasks: TaskKey[], limit: number, now = Date.now(), plan = 
 }
 
 describe('the one-statement plain claim', () => {
-  let db: Awaited<ReturnType<typeof backend>>;
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    db = await backend();
-  });
-  afterAll(async () => {
-    await db.close();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { db, cleanups } = backendForTests();
 
   /**
    * A store on a fresh schema, and a producer queue on it that can start runs of task A; `optionsOf` gives
@@ -62,11 +52,11 @@ describe('the one-statement plain claim', () => {
    * test does not hold its claims open (`holdClaims: false`): held claims have their own tests (held-claims.test.ts).
    */
   async function setup(
-    optionsOf: (schema: string) => Parameters<typeof postgresStore>[0] = (schema) => db.options(schema),
+    optionsOf: (schema: string) => Parameters<typeof postgresStore>[0] = (schema) => db().options(schema),
     after: () => Promise<void> = async () => undefined,
   ) {
     const schema = freshSchema();
-    await db.query(`CREATE SCHEMA "${schema}"`);
+    await db().query(`CREATE SCHEMA "${schema}"`);
     const store = postgresStore({ ...optionsOf(schema), holdClaims: false } as Parameters<typeof postgresStore>[0]);
     const producer = createQueue({ store: postgresStore(optionsOf(schema)), runtime: { mode: 'producer' } });
     const a = producer.define(A);
@@ -75,7 +65,7 @@ describe('the one-statement plain claim', () => {
     cleanups.push(async () => {
       await store.close();
       await producer.close();
-      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await db().query(`DROP SCHEMA "${schema}" CASCADE`);
       await after();
     });
     return { schema, store, a };
@@ -148,7 +138,7 @@ describe('the one-statement plain claim', () => {
 
   it('puts back what the claim answers as NULL: every claimed run is its stored row, for one task and for two', async () => {
     const { schema, store, a } = await setup();
-    const producer = createQueue({ store: postgresStore(db.options(schema)), runtime: { mode: 'producer' } });
+    const producer = createQueue({ store: postgresStore(db().options(schema)), runtime: { mode: 'producer' } });
     cleanups.push(async () => {
       await producer.close();
     });
@@ -177,7 +167,7 @@ describe('the one-statement plain claim', () => {
     const fresh = await a.start({ query: 'fresh' });
     const retried = await a.start({ query: 'retried' });
     // A run several pages and attempts old, as far as the claim can tell: none of a fresh run's values.
-    await db.query(
+    await db().query(
       `UPDATE "${schema}".docket_runs SET page = 3, page_failures = 2, business_failures = 1, scheduled_retries = 1,
         recoveries = 1, model_calls_used = 4, revision = 7, fence = 3, status = 'retrying', reason = 'ATTEMPT_FAILED',
         updated_at = created_at + 5 WHERE run_id = $1`,
@@ -221,7 +211,7 @@ describe('the one-statement plain claim', () => {
       const fresh = await a.start({ query: 'fresh', idempotencyKey: 'k-1' });
       const other = await a.start({ query: 'other' });
       // Not fresh any more: a page and a state further on, pending again.
-      await db.query(
+      await db().query(
         `UPDATE "${schema}".docket_runs SET page = 2, state = '{"cursor":1}', revision = 4 WHERE run_id = $1`,
         [other.runId],
       );
