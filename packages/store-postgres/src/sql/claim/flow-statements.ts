@@ -28,7 +28,7 @@ export function flowLockStatement(namespace: string, task: string): Statement {
   return { text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', params: [`${namespace}:flow:${task}`] };
 }
 
-/** What a flow claim of one task reads under its lock besides the record: its groups or not, and the windows' starts. */
+/** What a flow claim of one task reads under its lock besides the record: its scopes, and the windows' starts. */
 export interface FlowReads {
   /** Whether the task's own scope is read: only a task limit counts its leases or claims. */
   task: boolean;

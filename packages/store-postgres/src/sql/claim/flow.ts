@@ -1,18 +1,12 @@
 import {
   claimsByGroup,
-  EMPTY_SCOPE,
-  type FlowClaimPlan,
-  type FlowScopeState,
   flowPlanOf,
-  type GroupTurn,
-  type ListedGroup,
   type PlainClaim,
   type RunRecord,
   type RunRow,
   rowToRun,
   type SelectRequest,
   type TaskFlowState,
-  type TaskRecord,
   type TaskRow,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
@@ -22,100 +16,17 @@ import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
 import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
+import { type LockedTask, noteGroups, type Read, scopeReads, stateOf } from './flow-reads.js';
 import {
   dueStatements,
   type FlowReads,
   flowLockStatement,
   flowReadsOf,
-  groupListStatement,
-  groupTurnStatements,
-  groupTurnsOf,
   readsCover,
   recordStatements,
   takenRows,
-  taskScopeOf,
-  taskScopeStatement,
 } from './flow-statements.js';
 import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
-
-/** A flow-controlled task as one claim takes it: the versions asked for, and what was read under its lock. */
-interface LockedTask {
-  name: string;
-  versions: readonly string[];
-  state: TaskFlowState;
-  scope: FlowScopeState;
-  turns: GroupTurn[];
-  /** Whether the groups came from the list kept since an earlier claim (see `GroupLists`). */
-  keptGroups: boolean;
-}
-
-const stateOf = (record: TaskRecord): TaskFlowState => ({
-  flow: record.flow,
-  paused: record.paused,
-  holdUntil: record.holdUntil,
-  groupHoldUntil: record.groupHoldUntil,
-});
-
-/** Reads statements in the claim's transaction and answers their rows, in order. */
-type Read = (statements: readonly Statement[]) => Promise<unknown[][]>;
-
-/**
- * The statements that read a task's scope (when `reads.task`) and (when `reads.groups`) the turns of the groups kept from an earlier
- * listing while it is fresh, else the listing itself; and how their rows make the locked task (reading the turns of
- * the groups just listed, which it keeps, with `read`).
- */
-function scopeReads(
-  ctx: PgContext,
-  request: SelectRequest,
-  name: string,
-  versions: readonly string[],
-  reads: FlowReads,
-) {
-  const { namespace, now } = request;
-  const kept = reads.groups ? ctx.groupLists.kept(namespace, name, now)?.map((group) => group.group_key) : undefined;
-  const turnsOf = (keys: readonly string[]) => groupTurnStatements(ctx.tables, namespace, name, reads.groupAfter, keys);
-  const statements = reads.task ? [taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter)] : [];
-  if (kept !== undefined) statements.push(...turnsOf(kept));
-  else if (reads.groups) statements.push(groupListStatement(ctx.tables, namespace, name));
-  const locked = async (state: TaskFlowState, rows: unknown[][], read: Read): Promise<LockedTask> => {
-    const scope = state.paused || !reads.task ? EMPTY_SCOPE : taskScopeOf(rows[0] ?? []);
-    const rest = reads.task ? rows.slice(1) : rows;
-    let turns: GroupTurn[] = [];
-    if (kept !== undefined) turns = groupTurnsOf(kept, rest);
-    else if (reads.groups) {
-      const listed = (rest[0] ?? []) as ListedGroup[];
-      ctx.groupLists.keep(namespace, name, now, listed);
-      const keys = listed.map((group) => group.group_key);
-      turns = groupTurnsOf(keys, await read(turnsOf(keys)));
-    }
-    return { name, versions, state, scope, turns, keptGroups: kept !== undefined };
-  };
-  return { statements, locked };
-}
-
-/**
- * Updates the kept groups after a claim of at most `limit` read `rows`: a group read without a due run is left out
- * until the groups are listed again, and a claim from the kept list that came back short lists them again next time
- * (a group may have got due runs since). The statement reads the groups in turn until the claim is full, so a group
- * after the last one it took from may not have been read.
- */
-function noteGroups(
-  ctx: PgContext,
-  namespace: string,
-  task: LockedTask,
-  plan: FlowClaimPlan,
-  rows: readonly { group_key: string }[],
-  limit: number,
-): void {
-  if (task.keptGroups && rows.length < limit) ctx.groupLists.forget(namespace, task.name);
-  if (plan.mode !== 'groups') return;
-  const found = new Set(rows.map((row) => row.group_key));
-  let read = plan.groups.length;
-  if (rows.length >= plan.take) while (read > 0 && !found.has(plan.groups[read - 1]?.group as string)) read--;
-  for (const turn of plan.groups.slice(0, read)) {
-    if (!found.has(turn.group)) ctx.groupLists.drop(namespace, task.name, turn.group);
-  }
-}
 
 /** Core's plan for a locked task within `limit`, and the statements that read the due runs it takes. */
 function planOf(ctx: PgContext, request: SelectRequest, task: LockedTask, limit: number) {

@@ -194,9 +194,9 @@ function tasksSelected(tables: Tables, tasks: number, firstTask: number, source:
 
 /**
  * The CTE `c` of a flow claim by group (parameters: `$1` namespace, `$2` now, `$3` limit, from `$first` the task's
- * name, its versions, the groups and their takes): each group's due runs of the versions, highest priority first and earliest
- * due within it (a range of `docket_runs_group_claim`), at most its take, group after group in turn order; the
- * statement stops at the limit, so a group after the claim is full is not read and no row is locked that is not
+ * name, its versions, the groups and their takes): each group's due runs of the versions, highest priority first and
+ * earliest due within it (a range of `docket_runs_group_claim`), at most its take, group after group in turn order.
+ * The statement stops at the limit, so a group after the claim is full is not read and no row is locked that is not
  * answered.
  */
 export function groupsSelected(tables: Tables, first: number): string {
