@@ -6,7 +6,6 @@ import {
   type ListedGroup,
   type SelectRequest,
   type TaskFlowState,
-  type TaskRecord,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import type { Statement } from '../../wire/statement.js';
@@ -29,14 +28,6 @@ export interface LockedTask {
   /** Whether the groups came from the list kept since an earlier claim (see `GroupLists`). */
   keptGroups: boolean;
 }
-
-/** A task's flow state from its record. */
-export const stateOf = (record: TaskRecord): TaskFlowState => ({
-  flow: record.flow,
-  paused: record.paused,
-  holdUntil: record.holdUntil,
-  groupHoldUntil: record.groupHoldUntil,
-});
 
 /** Reads statements in the claim's transaction and answers their rows, in order. */
 export type Read = (statements: readonly Statement[]) => Promise<unknown[][]>;

@@ -1,6 +1,7 @@
 import {
   claimsByGroup,
   flowPlanOf,
+  flowStateOf,
   type PlainClaim,
   type RunRecord,
   type RunRow,
@@ -16,7 +17,7 @@ import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
 import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
-import { type LockedTask, noteGroups, type Read, scopeReads, stateOf } from './flow-reads.js';
+import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
 import {
   dueStatements,
   type FlowReads,
@@ -28,16 +29,14 @@ import {
 } from './flow-statements.js';
 import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
-/** Core's plan for a locked task within `limit`, and the statements that read the due runs it takes. */
-function planOf(ctx: PgContext, request: SelectRequest, task: LockedTask, limit: number) {
-  const plan = flowPlanOf(
+/** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
+const planFor = (request: SelectRequest, task: LockedTask) =>
+  flowPlanOf(
     task.state,
     () => task.scope,
     () => task.turns,
-    { ...request, limit },
+    request,
   );
-  return { plan, reads: dueStatements(ctx.tables, request, task.name, task.versions, plan) };
-}
 
 /** Core's write for each row taken (a row whose run core leaves alone is not written). */
 function writesOf(request: SelectRequest, rows: readonly RunRow[]): PendingWrite[] {
@@ -73,12 +72,12 @@ export async function flowClaimIn(
     if (limit <= 0) break;
     await read([flowLockStatement(request.namespace, name)]);
     const [records = []] = await read([taskRowsStatement(ctx.tables, request.namespace, [name])]);
-    const record = taskRecordsOf(records as TaskRow[]).get(name);
-    if (record === undefined) continue;
-    const state = stateOf(record);
+    const state = flowStateOf(taskRecordsOf(records as TaskRow[]).get(name));
+    if (state === null) continue;
     const scopes = scopeReads(ctx, request, name, tasks.get(name) ?? [], flowReadsOf(state, request.now));
     const task = await scopes.locked(state, await read(scopes.statements), read);
-    const { plan, reads } = planOf(ctx, request, task, limit);
+    const plan = planFor({ ...request, limit }, task);
+    const reads = dueStatements(ctx.tables, request, task.name, task.versions, plan);
     const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
     noteGroups(ctx, request.namespace, task, plan, rows, limit);
     const writes = writesOf(request, rows);
@@ -131,8 +130,8 @@ export async function flowClaim(
           return { runs: [], long: true };
         }
         runs.push(...claimed.runs);
-        const written = claimed.runs;
-        records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, written, request.now));
+        const { namespace, now } = request;
+        records.push(...recordStatements(ctx.tables, namespace, task.name, task.state, claimed.runs, now));
       }
       outcome.committing();
       const rated = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
@@ -163,12 +162,7 @@ async function claimPlainly(
   commits: boolean,
 ): Promise<FlowClaimed> {
   const commit = commits ? [UNFLUSHED_COMMIT, 'COMMIT'] : [];
-  const plan = flowPlanOf(
-    task.state,
-    () => task.scope,
-    () => task.turns,
-    request,
-  );
+  const plan = planFor(request, task);
   if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) {
     noteGroups(ctx, request.namespace, task, plan, [], request.limit);
     if (commits) await sendParts(send, commit);
@@ -213,10 +207,9 @@ async function lockAndRead(
   const locked: LockedTask[] = [];
   for (const [i, name] of names.entries()) {
     const rows = results.slice(at + 2, at + (parts[i]?.length ?? 0));
-    const record = taskRecordsOf((results[at + 1] ?? []) as TaskRow[]).get(name);
+    const state = flowStateOf(taskRecordsOf((results[at + 1] ?? []) as TaskRow[]).get(name));
     at += parts[i]?.length ?? 0;
-    if (record === undefined) continue;
-    const state = stateOf(record);
+    if (state === null) continue;
     const needed = flowReadsOf(state, now);
     if (readsCover(guesses[i] as FlowReads, needed)) {
       locked.push(await (reads[i] as ReturnType<typeof scopeReads>).locked(state, rows, read));
