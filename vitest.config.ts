@@ -5,9 +5,9 @@ import PlainCountReporter from './tooling/config/vitest-reporter.ts';
 const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
 
 /**
- * The files that spawn worker processes, a browser or the examples' scripts, or run trials whose figures depend on
- * having the machine: they run one at a time, after the others. The others run four at a time: they mostly wait (on
- * the database server, on timers), and share one module graph per worker (`isolate: false`), so a file costs what its
+ * The files that spawn worker processes or a browser and keep a core busy, or run trials whose figures depend on
+ * having the machine: they run two at a time, after the others. The others mostly wait (on the database server, on
+ * timers) and run six at a time, sharing one module graph per worker (`isolate: false`), so a file costs what its
  * tests cost rather than a fresh import of the packages.
  */
 const ALONE = [
@@ -15,11 +15,20 @@ const ALONE = [
   'packages/*/test/chaos.test.ts',
   'packages/store-postgres/test/server.test.ts',
   'packages/dashboard/test/browser.test.ts',
-  'packages/dashboard/test/live.browser.test.ts',
   'packages/dashboard/test/find.browser.test.ts',
-  'packages/examples/test/lifecycle.scenarios.test.ts',
   'packages/examples/test/script-output.test.ts',
+];
+
+/**
+ * Files that spawn processes or a browser but mostly wait on the wall clock (a schedule's slots, a run due in seconds,
+ * a page that must not change for seconds, a model that answers slowly): they run in their own module graphs beside
+ * the shared files and start first (the project's name sorts first), so their waits overlap the shared files' work.
+ */
+const WAITING = [
+  'packages/*/test/schedules-multi-process.test.ts',
   'packages/examples/test/terminal-wait.test.ts',
+  'packages/dashboard/test/live.browser.test.ts',
+  'packages/examples/test/lifecycle.scenarios.test.ts',
 ];
 
 export default defineConfig({
@@ -63,9 +72,19 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', ...ALONE],
-          maxWorkers: 4,
+          exclude: ['**/node_modules/**', ...ALONE, ...WAITING],
+          maxWorkers: 6,
           isolate: false,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'clock',
+          include: WAITING,
+          typecheck: { enabled: false },
+          maxWorkers: 6,
           sequence: { groupOrder: 0 },
         },
       },
@@ -74,8 +93,9 @@ export default defineConfig({
         test: {
           name: 'alone',
           include: ALONE,
+          exclude: ['**/node_modules/**', ...WAITING],
           typecheck: { enabled: false },
-          maxWorkers: 1,
+          maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
       },

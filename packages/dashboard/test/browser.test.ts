@@ -29,7 +29,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the dashboard in Chromium on $na
   });
   afterAll(() => browser.close());
   beforeEach(async () => {
-    store = kind.open(cleanups);
+    store = await kind.open(cleanups);
     seeded = await seedRuns(store);
     const dashboard = createDashboard({ store, token: TOKEN });
     cleanups.push(() => dashboard.close());

@@ -20,7 +20,7 @@ describe.each(STORE_KINDS)('the dashboard mounted in Express on $name', (kind) =
   });
 
   async function mounted() {
-    const store = kind.open(cleanups);
+    const store = await kind.open(cleanups);
     const seeded = await seedRuns(store);
     const dashboard = createDashboard({ store, basePath: '/docket' });
     cleanups.push(() => dashboard.close());

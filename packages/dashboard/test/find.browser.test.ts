@@ -21,7 +21,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('finding runs and acting on many 
   // the failed notices, a schedule of its own); a fresh browser context per test.
   beforeAll(async () => {
     browser = await launchChromium();
-    store = kind.open(cleanups);
+    store = await kind.open(cleanups);
     seeded = await seedRuns(store);
     const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
     cleanups.push(() => queue.close());

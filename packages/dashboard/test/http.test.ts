@@ -14,7 +14,7 @@ describe.each(STORE_KINDS)('the dashboard handler on $name', (kind) => {
   let dashboard: Dashboard;
 
   beforeEach(async () => {
-    store = kind.open(cleanups);
+    store = await kind.open(cleanups);
     seeded = await seedRuns(store);
     dashboard = createDashboard({ store });
     cleanups.push(() => dashboard.close());

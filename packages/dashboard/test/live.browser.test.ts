@@ -38,7 +38,7 @@ describe.runIf(HAS_CHROMIUM).each(STORE_KINDS)('the live dashboard in Chromium o
   // context per test.
   beforeAll(async () => {
     browser = await launchChromium();
-    const store = kind.open(cleanups);
+    const store = await kind.open(cleanups);
     await seedRuns(store);
     const queue = createQueue({ store, logger: false, runtime: { mode: 'producer' } });
     cleanups.push(() => queue.close());

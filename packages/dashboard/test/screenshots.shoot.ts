@@ -30,7 +30,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('renders each page of the dashboard to docs/dashboard/', async () => {
   mkdirSync(OUT, { recursive: true });
   const cleanups: (() => unknown)[] = [];
-  const store = STORE_KINDS[0]?.open(cleanups) as Store;
+  const store = (await STORE_KINDS[0]?.open(cleanups)) as Store;
   await seedHour(store);
   const seeded = await seedRuns(store);
   const dashboard = createDashboard({ store });

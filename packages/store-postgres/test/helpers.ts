@@ -6,6 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+// @ts-expect-error Plain JavaScript, shared with the global setup.
+import { createTestSchema } from '../../../tooling/config/postgres-schemas.mjs';
 import { type PostgresTransaction, postgresStore } from '../src/index.js';
 
 /** The server CI provides; without it the suite runs on PGlite, so `pnpm test` passes on a laptop. */
@@ -120,7 +122,7 @@ export function backendForTests(): { db: () => Backend; cleanups: (() => Promise
 /** A conformance harness on a fresh schema of `db`, with an app table for effects and raw readers. */
 export async function postgresHarness(db: Backend): Promise<ConformanceHarness<PostgresTransaction>> {
   const schema = freshSchema();
-  await db.query(`CREATE SCHEMA "${schema}"`);
+  await createTestSchema((text: string) => db.query(text), schema);
   await db.query(`CREATE TABLE "${schema}".app_rows (id serial PRIMARY KEY, key text NOT NULL)`);
   const store = postgresStore(db.options(schema));
   return {

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -90,16 +91,26 @@ describe('preparedCall', () => {
 
 describe('toSql', () => {
   it('turns every placeholder into a parameter, in the order the numbers give, however many there are', async () => {
-    const lite = new PGlite();
+    const params = Array.from({ length: 12 }, (_, i) => `p${i + 1}`);
+    // Placeholders out of order, one used twice, and two-digit numbers that a one-digit match would split.
+    const text = `SELECT concat_ws(',', $12::text, $1::text, $10::text, $2::text, $1::text, $11::text) AS v,
+      ${params.map((_, i) => `$${i + 1}::text`).join(' || ')} AS w`;
+    const db = await drizzleDatabase();
     try {
-      const params = Array.from({ length: 12 }, (_, i) => `p${i + 1}`);
-      // Placeholders out of order, one used twice, and two-digit numbers that a one-digit match would split.
-      const text = `SELECT concat_ws(',', $12::text, $1::text, $10::text, $2::text, $1::text, $11::text) AS v,
-        ${params.map((_, i) => `$${i + 1}::text`).join(' || ')} AS w`;
-      const { rows } = await drizzle({ client: lite }).execute(toSql({ text, params }));
+      const { rows } = (await db.database.execute(toSql({ text, params }))) as unknown as { rows: unknown[] };
       expect(rows[0]).toEqual({ v: 'p12,p1,p10,p2,p1,p11', w: params.join('') });
     } finally {
-      await lite.close();
+      await db.close();
     }
   });
 });
+
+/** A drizzle database on the server, or on PGlite without one. */
+async function drizzleDatabase() {
+  if (DATABASE_URL) {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    return { database: drizzlePg({ client: pool }), close: () => pool.end() };
+  }
+  const lite = new PGlite();
+  return { database: drizzle({ client: lite }), close: () => lite.close() };
+}
