@@ -11,24 +11,24 @@ const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import
  * tests cost rather than a fresh import of the packages.
  */
 const ALONE = [
-  'packages/*/test/*multi-process.test.ts',
+  'packages/*/test/{multi-process,flow-multi-process,feed-multi-process,family-multi-process}.test.ts',
   'packages/*/test/chaos.test.ts',
   'packages/store-postgres/test/server.test.ts',
   'packages/dashboard/test/browser.test.ts',
   'packages/dashboard/test/find.browser.test.ts',
+  'packages/examples/test/lifecycle.scenarios.test.ts',
   'packages/examples/test/script-output.test.ts',
 ];
 
 /**
  * Files that spawn processes or a browser but mostly wait on the wall clock (a schedule's slots, a run due in seconds,
- * a page that must not change for seconds, a model that answers slowly): they run in their own module graphs beside
+ * a page that must not change for seconds): they run in their own module graphs beside
  * the shared files and start first (the project's name sorts first), so their waits overlap the shared files' work.
  */
 const WAITING = [
   'packages/*/test/schedules-multi-process.test.ts',
   'packages/examples/test/terminal-wait.test.ts',
   'packages/dashboard/test/live.browser.test.ts',
-  'packages/examples/test/lifecycle.scenarios.test.ts',
 ];
 
 export default defineConfig({
@@ -93,7 +93,6 @@ export default defineConfig({
         test: {
           name: 'alone',
           include: ALONE,
-          exclude: ['**/node_modules/**', ...WAITING],
           typecheck: { enabled: false },
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
