@@ -158,8 +158,15 @@ export interface FlowRecorder {
 }
 
 /**
+ * How long claims are kept past their rate's window. A claim counts the claims after its own `now` less the window,
+ * and its `now` may be behind another claimer's (a process slow between reading its clock and taking the lock, a host
+ * whose clock is behind): pruned at the window by the later clock, claims the earlier one must count would be gone.
+ */
+const CLAIMS_KEPT_PAST_WINDOW_MS = 60_000;
+
+/**
  * Records what a flow claim of one task took: `claimed` are the runs it wrote that now hold a lease. Claims are kept
- * only for the rates the task has, and only as long as their window.
+ * only for the rates the task has, and a minute past their window (`CLAIMS_KEPT_PAST_WINDOW_MS`).
  */
 export function recordFlowClaims(
   recorder: FlowRecorder,
@@ -175,11 +182,11 @@ export function recordFlowClaims(
     byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
   }
   if (flow?.rate !== undefined) {
-    recorder.prune(taskName, false, now - flow.rate.perMs);
+    recorder.prune(taskName, false, now - flow.rate.perMs - CLAIMS_KEPT_PAST_WINDOW_MS);
     if (claimed.length > 0) recorder.addClaims(taskName, null, now, claimed.length);
   }
   if (flow?.group?.rate !== undefined) {
-    recorder.prune(taskName, true, now - flow.group.rate.perMs);
+    recorder.prune(taskName, true, now - flow.group.rate.perMs - CLAIMS_KEPT_PAST_WINDOW_MS);
     for (const [group, count] of byGroup) recorder.addClaims(taskName, group, now, count);
   }
   if (byGroup.size > 0 && claimsByGroup(state, now)) recorder.touchGroups(taskName, [...byGroup.keys()], now);

@@ -1,9 +1,7 @@
 import { expect, it } from 'vitest';
-import { planClaim } from '../machine/claim-policy.js';
-import { iso } from '../machine/run-types.js';
 import type { TaskHandlers } from '../runtime/task/handlers.js';
-import type { RunWrite, SelectRequest, TaskKey } from '../store/contract.js';
 import type { Json } from '../util/json.js';
+import { workerClaim } from './claim-request.js';
 import { describeArea, type HarnessFactory, openQueue, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Claims: one executor per run under contention, concurrency slots, immediate wake-up, task filtering. */
@@ -86,24 +84,6 @@ export function claimsSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect((await producer.task.get(runId))?.status).toBe('pending');
       await waitFor(async () => (await h.raw.run(runId))?.status === 'pending', 'run still pending');
     });
-
-    /** A claim request as the worker loop makes it: core's `planClaim`, and the plain claim it describes. */
-    function workerClaim(tasks: TaskKey[], limit: number, now = Date.now()) {
-      const planned = new Map<string, RunWrite>();
-      const request: SelectRequest = {
-        namespace: 'default',
-        tasks,
-        limit,
-        now,
-        plainClaim: { actor: 'worker:plain', leaseExpiresAt: now + 30_000, at: iso(now) },
-        plan(run) {
-          const write = planClaim(run, 'worker:plain', 30_000, now);
-          if (write !== null) planned.set(run.runId, write);
-          return write;
-        },
-      };
-      return { request, planned };
-    }
 
     it("stores exactly core's plan for each run it claims, plain claims and the runs past a deadline or trigger alike", async () => {
       const h = await area.harness();

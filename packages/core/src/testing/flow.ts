@@ -3,6 +3,7 @@ import type { HistoryEntry } from '../machine/run-types.js';
 import type { TaskHandlers } from '../runtime/task/handlers.js';
 import type { Json } from '../util/json.js';
 import { RetryAfterError } from '../util/retry-errors.js';
+import { workerClaim } from './claim-request.js';
 import { describeArea, type HarnessFactory, manualClock, sleep, waitFor, waitForStatus } from './harness.js';
 
 /** Claim times (ms) of runs, from their `CLAIMED` history entries. */
@@ -90,6 +91,24 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       const times = claimTimes(histories);
       expect(times).toHaveLength(9);
       expect(mostInWindow(times, 300)).toBeLessThanOrEqual(3);
+    });
+
+    it('a claim whose clock is behind a later claimer still counts the claims in its window', async () => {
+      const h = await area.harness();
+      const definition = { name: 'paced', version: '1', flow: { rate: { max: 2, perMs: 250 } } };
+      const { task } = await area.open(h.store, definition, undefined, { runtime: { mode: 'producer' } });
+      const claim = (now: number) => h.store.claimDue(workerClaim([{ name: 'paced', version: '1' }], 8, now).request);
+      const t = Date.now() + 1000;
+      await task.startMany([1, 2, 3, 4].map((i) => ({ query: { i } })));
+      expect(await claim(t)).toHaveLength(2);
+      expect(await claim(t + 340)).toHaveLength(2);
+      // Nothing due: a claim by a process whose clock is ahead claims nothing, and keeps what others must count.
+      expect(await claim(t + 700)).toHaveLength(0);
+      await task.startMany([5, 6].map((i) => ({ query: { i } })));
+      // A process whose clock read t + 400 before it took the lock: the two claims at t + 340 are in its window.
+      expect(await claim(t + 400)).toHaveLength(0);
+      expect(await claim(t + 589)).toHaveLength(0);
+      expect(await claim(t + 590)).toHaveLength(2);
     });
 
     it('a group at its rate never holds back another group', async () => {
