@@ -356,7 +356,8 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
   });
 
   it('12 scheduled, process killed (SIGKILL) and restarted', async () => {
-    const dueAt = new Date(Date.now() + 2500).toISOString();
+    // Far enough ahead that the CLI, slow to start on a busy machine, is killed before the run is due.
+    const dueAt = new Date(Date.now() + 4000).toISOString();
     // The CLI makes its directories under <cwd>/.examples-lifecycle-tasks, as a user's run would.
     const cliRoot = join(root, '.examples-lifecycle-tasks');
     mkdirSync(cliRoot, { recursive: true });
