@@ -13,6 +13,7 @@ import type { ScheduleRecord } from '../machine/schedule-types.js';
 import type { Json } from '../util/json.js';
 import type { ChangesAnswer, ChangesRequest, TrimChangesRequest } from './changes.js';
 import type {
+  ChildRecord,
   CollectRequest,
   CollectResult,
   ListCallbackEventsRequest,
@@ -29,6 +30,7 @@ import type { StartsPlan } from './start-plan.js';
 
 export type { DueSchedulesRequest, SchedulePlan, ScheduleWrite, StoredReceipt } from './schedule-requests.js';
 export type {
+  ChildRecord,
   CollectRequest,
   CollectResult,
   ListCallbackEventsRequest,
@@ -177,9 +179,10 @@ export interface Store<Tx = unknown> {
 
   /**
    * The children one page of a parent started, in the order the page gave them (their ids, made by one process in
-   * that order, ascend): what the parent's next page sees as `ctx.children`. Collected children are missing.
+   * that order, ascend): what the parent's next page sees as `ctx.children`. Collected children are missing. A store
+   * may answer whole records; only the fields of `ChildRecord` are read.
    */
-  listChildren(request: ListChildrenRequest): Promise<RunRecord[]>;
+  listChildren(request: ListChildrenRequest): Promise<ChildRecord[]>;
 
   /**
    * Runs an operator command once per `commandId`: inside one transaction, a stored receipt is returned as it is

@@ -84,6 +84,7 @@ export { checkEventWrite, checkWrite } from './checks.js';
 export { type DecidedCommand, decideCommand, replayedReceipt } from './commands.js';
 export {
   type CallbackEventSelectRequest,
+  type ChildRecord,
   type CollectRequest,
   type CollectResult,
   type CommandPlan,
@@ -145,9 +146,12 @@ export {
 export { keyPrefixEnd } from './read-requests.js';
 export { isExpiredRun, runIdCutoff } from './retention.js';
 export {
+  CHILD_COLUMNS,
+  type ChildRow,
   claimRankOfRow,
   parseSharedJson,
   type RunRow,
+  rowToChild,
   rowToRun,
   runChanges,
   runColumn,

@@ -1,5 +1,5 @@
 // The requests and answers of the store's read verbs: stats, lists, and collection.
-import type { CallbackEventStatus, RunStatus } from '../machine/run-types.js';
+import type { CallbackEventStatus, RunRecord, RunStatus } from '../machine/run-types.js';
 
 /**
  * The first string above every string that starts with `prefix` (its last character raised by one): the upper bound
@@ -79,6 +79,15 @@ export interface ListChildrenRequest {
   /** The parent's page whose commit created them. */
   page: number;
 }
+
+/**
+ * What `listChildren` answers for each child: the fields `ctx.children` shows. A store may answer whole `RunRecord`s;
+ * reading only these keeps a fan-in of a thousand children from reading a thousand whole rows.
+ */
+export type ChildRecord = Pick<
+  RunRecord,
+  'runId' | 'taskName' | 'taskVersion' | 'status' | 'reason' | 'state' | 'error'
+>;
 
 /** What `collect` deletes, by time (epoch ms). */
 export interface CollectRequest {

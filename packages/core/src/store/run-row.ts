@@ -2,6 +2,7 @@
 import { type ClaimRank, claimDueAt } from '../machine/claimable.js';
 import { DEFAULT_GROUP } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
+import type { ChildRecord } from './read-requests.js';
 
 /** A `docket_runs` row as better-sqlite3 returns it. */
 export interface RunRow {
@@ -321,5 +322,24 @@ export function rowToRun(row: RunRow): RunRecord {
         ? null
         : { runId: row.parent_run_id, page: Number(row.parent_page) },
     children: parse(row.children ?? null),
+  };
+}
+
+/** The columns a `ChildRecord` is read from (`rowToChild`). */
+export const CHILD_COLUMNS = ['run_id', 'task_name', 'task_version', 'status', 'reason', 'state', 'error'] as const;
+
+/** What `listChildren` reads of a child's row. */
+export type ChildRow = Pick<RunRow, (typeof CHILD_COLUMNS)[number]>;
+
+/** Rebuilds a `ChildRecord` (what `ctx.children` shows) from the child's row, as `rowToRun` would. */
+export function rowToChild(row: ChildRow): ChildRecord {
+  return {
+    runId: row.run_id,
+    taskName: row.task_name,
+    taskVersion: row.task_version,
+    status: row.status as RunRecord['status'],
+    reason: row.reason as RunRecord['reason'],
+    state: parse(row.state),
+    error: parse(row.error),
   };
 }

@@ -1,5 +1,8 @@
 import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
+  CHILD_COLUMNS,
+  type ChildRecord,
+  type ChildRow,
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
@@ -10,6 +13,7 @@ import {
   type RunRow,
   type RunStatsAnswer,
   type RunStatsRequest,
+  rowToChild,
   rowToHistory,
   rowToRun,
   type SettledMinute,
@@ -121,13 +125,13 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
 }
 
 /** `Store.listChildren`: one page's children in id order. */
-export async function listChildren(ctx: PgContext, request: ListChildrenRequest): Promise<RunRecord[]> {
-  const found = await rowsOf<RunRow>(
+export async function listChildren(ctx: PgContext, request: ListChildrenRequest): Promise<ChildRecord[]> {
+  const found = await rowsOf<ChildRow>(
     ctx.live(),
-    sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${request.namespace} AND parent_run_id = ${request.parentRunId}
-        AND parent_page = ${request.page} ORDER BY run_id`,
+    sql`SELECT ${sql.raw(CHILD_COLUMNS.join(', '))} FROM ${ctx.q.runs} WHERE namespace = ${request.namespace}
+        AND parent_run_id = ${request.parentRunId} AND parent_page = ${request.page} ORDER BY run_id`,
   );
-  return found.map(rowToRun);
+  return found.map(rowToChild);
 }
 
 /** `Store.settledPerMinute`: the per-minute counters the update trigger keeps, summed over their shards. */

@@ -1,5 +1,6 @@
 import type { Reason, RunError, RunRecord, RunStatus } from '../../machine/run-types.js';
 import type { NewChildRun } from '../../machine/run-write.js';
+import type { ChildRecord } from '../../store/contract.js';
 import { DocketError, isDocketError } from '../../util/errors.js';
 import { deepFreeze, type Json } from '../../util/json.js';
 import type { Engine } from '../queue/engine.js';
@@ -119,7 +120,7 @@ export async function childrenOf(engine: Engine, run: RunRecord): Promise<readon
 }
 
 /** One child as `ctx.children` shows it. */
-export function childOutcome(run: RunRecord): ChildOutcome {
+export function childOutcome(run: ChildRecord): ChildOutcome {
   return {
     runId: run.runId,
     task: { name: run.taskName, version: run.taskVersion },
