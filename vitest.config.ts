@@ -22,14 +22,17 @@ const ALONE = [
 
 /**
  * Files that spawn processes or a browser but mostly wait on the wall clock (a schedule's slots, a run due in seconds,
- * a page that must not change for seconds): they run in their own module graphs beside
- * the shared files and start first (the project's name sorts first), so their waits overlap the shared files' work.
+ * a page that must not change for seconds): they run in their own module graphs beside the shared files and start
+ * first (the project's name sorts first), so their waits overlap the shared files' work.
  */
 const WAITING = [
   'packages/*/test/schedules-multi-process.test.ts',
   'packages/examples/test/terminal-wait.test.ts',
   'packages/dashboard/test/live.browser.test.ts',
 ];
+
+/** Files at once in the first group (`shared` and `clock`): vitest wants one number for the projects of a group. */
+const FIRST_GROUP_WORKERS = 6;
 
 export default defineConfig({
   resolve: {
@@ -73,7 +76,7 @@ export default defineConfig({
           name: 'shared',
           include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
           exclude: ['**/node_modules/**', ...ALONE, ...WAITING],
-          maxWorkers: 6,
+          maxWorkers: FIRST_GROUP_WORKERS,
           isolate: false,
           sequence: { groupOrder: 0 },
         },
@@ -84,7 +87,7 @@ export default defineConfig({
           name: 'clock',
           include: WAITING,
           typecheck: { enabled: false },
-          maxWorkers: 6,
+          maxWorkers: FIRST_GROUP_WORKERS,
           sequence: { groupOrder: 0 },
         },
       },
