@@ -198,6 +198,46 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
     expect((await store.getRun('default', runId))?.status).toBe('pending');
   });
 
+  it('closes only after the commit of a claim it answered, on a pool the application owns', async () => {
+    const { schema, admin, task, status } = await setup();
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 });
+    cleanups.push(() => pool.end());
+    const store = postgresStore({ pool, schema });
+    await store.open();
+    const { runId } = await task.start({ query: { n: 1 } });
+    // The claim's COMMIT takes 2 s: a close that did not wait for it would return while the run is still pending.
+    await slowCommits(admin, schema, 'UPDATE');
+    const [run] = await store.claimDue(claimRequest());
+    expect(run?.runId).toBe(runId);
+    // The claim answered before its transaction committed (at the end of this turn): close waits for that commit.
+    await store.close();
+    expect(await status(runId)).toBe('running');
+  });
+
+  it('holds a flow claim the same way: a page ended in its turn, its claim and the claim its rate counts, one commit', async () => {
+    const { schema, admin, status, reasons } = await setup();
+    const flowTask = { name: 'held-rated', version: '1', flow: { rate: { max: 100, perMs: 60_000 } } };
+    const { queue: producer, task } = await serverProducer(schema, flowTask);
+    cleanups.push(() => producer.close());
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await store.open();
+    cleanups.push(() => store.close());
+    const { runId } = await task.start({ query: { n: 1 } });
+    const request = { ...claimRequest(), tasks: [{ name: flowTask.name, version: flowTask.version }] };
+    const [run] = await store.claimDue(request);
+    expect(run?.runId).toBe(runId);
+    // In the same turn as the claim's answer: the settle joins the claim's transaction, still open.
+    expect(await store.transact('default', runId, endPlan(run!.fence), { pure: true })).toBe('ended');
+    expect(await status(runId)).toBe('success');
+    expect(await reasons(runId)).toEqual(['1 STARTED', '2 CLAIMED', '3 COMPLETED']);
+    const writers = await admin.query(
+      `SELECT xmin::text AS tx FROM "${schema}".docket_history WHERE run_id = $1 AND seq > 1
+        UNION SELECT xmin::text FROM "${schema}".docket_flow_claims WHERE task_name = $2`,
+      [runId, flowTask.name],
+    );
+    expect(writers.rows).toHaveLength(1);
+  });
+
   it('holds nothing with holdClaims: false: every transaction it begins commits in the same message', async () => {
     const { schema, task, status } = await setup();
     const log: string[] = [];

@@ -1,5 +1,4 @@
 import {
-  claimsByGroup,
   flowPlanOf,
   flowStateOf,
   type PlainClaim,
@@ -27,6 +26,8 @@ import {
   recordStatements,
   takenRows,
 } from './flow-statements.js';
+import type { HeldBatch } from './held-claims.js';
+import { commitHeld } from './plain-paths.js';
 import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
 /** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
@@ -95,16 +96,25 @@ export interface FlowClaimed {
   long: boolean;
 }
 
+/** What the flow claim's selects took: each run's row as selected with core's claim, and the claims to record. */
+interface Taken {
+  writes: PendingWrite[];
+  records: Statement[];
+  long: boolean;
+}
+
 /**
- * The flow claim on a session, in three round trips for one task: `BEGIN`, every task's flow lock, record and scope
- * in one message (the scope read for the task's state as last known, read again when the record says otherwise);
- * then for each task the plain claim's one statement over the due runs its plan takes (`ClaimSource`); then the
- * claims recorded and `COMMIT`. A last task that records nothing (no rate, no claims by group) carries the `COMMIT`
- * with its statement: two round trips. `long` when a run taken is not claimed plainly (a deadline passed, a time
- * trigger fired): the transaction is rolled back (`runs` then holds only what a commit already carried) and the
- * caller claims the rest by `flowClaimIn`. `known(name)` is the task's state as last read, if any.
+ * The flow claim on a session: `BEGIN`, every task's flow lock, record and scope in one message (the scope read for
+ * the task's state as last known, read again when the record says otherwise); then for each task the plain claim's
+ * statement over the due runs its plan takes (`ClaimSource`). Held (`holdClaims`, the default), that statement only
+ * locks and selects the rows, and the runs are handed out while the transaction, and with it the flow lock, stays
+ * open to the end of this turn: the pages that settle within it are written with their claims, the claims the rates
+ * count are recorded, and it commits (`commitHeld`), as the plain held claim does. Not held, the statement writes the
+ * claims, and the records and `COMMIT` follow. `long` when a run taken is not claimed plainly (a deadline passed, a
+ * time trigger fired): the transaction is rolled back and the caller claims by `flowClaimIn`. `known(name)` is the
+ * task's state as last read, if any.
  */
-export async function flowClaim(
+export function flowClaim(
   ctx: PgContext,
   session: Session,
   request: SelectRequest,
@@ -112,46 +122,69 @@ export async function flowClaim(
   tasks: ReadonlyMap<string, string[]>,
   known: (name: string) => TaskFlowState | null,
 ): Promise<FlowClaimed> {
-  const outcome = new OutcomeTracker();
-  try {
-    return await session(async (send) => {
+  return new Promise<FlowClaimed>((answer, refuse) => {
+    let batch: HeldBatch | null = null;
+    const outcome = new OutcomeTracker();
+    const hold = ctx.holdClaims;
+    session(async (send) => {
       const locked = await lockAndRead(ctx, send, request, tasks, known);
-      const runs: RunRecord[] = [];
-      const records: Statement[] = [];
-      for (const [i, task] of locked.entries()) {
-        const limit = request.limit - runs.length;
-        if (limit <= 0) break;
-        const commits = i === locked.length - 1 && records.length === 0 && recordsNothing(task.state, request.now);
-        if (commits) outcome.committing();
-        const claimed = await claimPlainly(ctx, send, { ...request, limit }, claim, task, commits);
-        if (commits) return { runs: [...runs, ...claimed.runs], long: claimed.long };
-        if (claimed.long) {
-          await send(() => ({ text: 'ROLLBACK', prepares: [] }));
-          return { runs: [], long: true };
-        }
-        runs.push(...claimed.runs);
-        const { namespace, now } = request;
-        records.push(...recordStatements(ctx.tables, namespace, task.name, task.state, claimed.runs, now));
+      const taken = await takeAll(ctx, send, request, claim, locked, hold);
+      const runs = taken.writes.map((w) => w.write.run);
+      if (taken.long) {
+        await send(() => ({ text: 'ROLLBACK', prepares: [] }));
+        answer({ runs: [], long: true });
+        return;
       }
-      outcome.committing();
-      const rated = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
-      await sendParts(send, [...(rated ? [] : [UNFLUSHED_COMMIT]), ...records.map(preparedCall), 'COMMIT']);
-      return { runs, long: false };
+      // A rate counts these claims: its records must be as durable as the runs it lets through.
+      const flush = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
+      const records = taken.records.map(preparedCall);
+      if (!hold || runs.length === 0) {
+        outcome.committing();
+        await sendParts(send, [...(flush ? [] : [UNFLUSHED_COMMIT]), ...records, 'COMMIT']);
+        answer({ runs, long: false });
+        return;
+      }
+      batch = ctx.held.hold(taken.writes);
+      answer({ runs, long: false });
+      // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await commitHeld(ctx, send, batch, claim, outcome, { records, flush });
+      ctx.held.committed(batch, ctx.known);
+    }).catch((error) => {
+      if (batch === null) refuse(classify(error, outcome, 'store.claimDue', {}));
+      // The claims and the records were rolled back together: no run was claimed, and no limit was passed.
+      else ctx.held.failed(batch, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
     });
-  } catch (error) {
-    throw classify(error, outcome, 'store.claimDue', {});
-  }
+  });
 }
 
-/** Whether a flow claim of the task records nothing, whatever it claims (see `recordFlowClaims`). */
-const recordsNothing = (state: TaskFlowState, now: number): boolean =>
-  state.flow?.rate === undefined && state.flow?.group?.rate === undefined && !claimsByGroup(state, now);
+/** Each locked task's runs within the request's limit (`claimPlainly`), and the claims its rates count. */
+async function takeAll(
+  ctx: PgContext,
+  send: Send,
+  request: SelectRequest,
+  claim: PlainClaim,
+  locked: readonly LockedTask[],
+  hold: boolean,
+): Promise<Taken> {
+  const taken: Taken = { writes: [], records: [], long: false };
+  for (const task of locked) {
+    const limit = request.limit - taken.writes.length;
+    if (limit <= 0) break;
+    const writes = await claimPlainly(ctx, send, { ...request, limit }, claim, task, hold);
+    if (writes === null) return { ...taken, long: true };
+    taken.writes.push(...writes);
+    const runs = writes.map((w) => w.write.run);
+    taken.records.push(...recordStatements(ctx.tables, request.namespace, task.name, task.state, runs, request.now));
+  }
+  return taken;
+}
 
 /**
  * One locked task's claim within the request's limit: core's plan (`flowPlanOf`), then the plain claim's statement
- * over the due runs it takes, from the whole task or group after group; with `commits`, the `COMMIT` (not waiting
- * for the flush: no rate counts these claims) in the same message. `long` when a row taken does not qualify for the
- * plain claim (see `flowClaim`).
+ * over the due runs it takes, from the whole task or group after group; with `hold`, the statement locks and selects
+ * the rows without writing them. Answers each run's row as selected with core's claim, or `null` when a row taken
+ * does not qualify for the plain claim (see `flowClaim`).
  */
 async function claimPlainly(
   ctx: PgContext,
@@ -159,24 +192,23 @@ async function claimPlainly(
   request: SelectRequest,
   claim: PlainClaim,
   task: LockedTask,
-  commits: boolean,
-): Promise<FlowClaimed> {
-  const commit = commits ? [UNFLUSHED_COMMIT, 'COMMIT'] : [];
+  hold: boolean,
+): Promise<PendingWrite[] | null> {
   const plan = planFor(request, task);
   if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) {
     noteGroups(ctx, request.namespace, task, plan, [], request.limit);
-    if (commits) await sendParts(send, commit);
-    return { runs: [], long: false };
+    return [];
   }
   const tasks = task.versions.map((version) => ({ name: task.name, version }));
   const taking = { ...request, tasks, limit: plan.take };
   const source: ClaimSource = plan.mode === 'all' ? { kind: 'ungated' } : { kind: 'groups', turns: plan.groups };
   const shared = ctx.sharedColumns.expected(taking);
-  const statement = plainClaimStatement(ctx.tables, taking, claim, shared, false, source);
-  const [rows = []] = await sendParts(send, [preparedCall(statement), ...commit]);
+  const statement = plainClaimStatement(ctx.tables, taking, claim, shared, hold, source);
+  const [rows = []] = await sendParts(send, [preparedCall(statement)]);
   noteGroups(ctx, request.namespace, task, plan, rows as PlainClaimRow[], request.limit);
   const result = planPlainClaims(taking, claim, rows as PlainClaimRow[], shared, ctx.sharedColumns);
-  return { runs: result.claimed.map((write) => write.run), long: result.leftover > 0 };
+  if (result.leftover > 0) return null;
+  return result.claimed.map((write, i) => ({ current: result.before[i] as RunRecord, write }));
 }
 
 /**

@@ -60,6 +60,8 @@ export interface HeldBatch {
  */
 export class HeldClaims {
   private readonly held = new KeyTable<HeldRun>();
+  /** The batches whose transaction has not ended yet. */
+  private readonly open = new Set<HeldBatch>();
 
   /** Holds the claims `writes` (each run's row as selected and core's claim) in a new batch. */
   hold(writes: readonly PendingWrite[]): HeldBatch {
@@ -67,7 +69,12 @@ export class HeldClaims {
     const done = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const batch: HeldBatch = { closed: false, runs: [], writes: null, done, finish };
+    const batch: HeldBatch = { closed: false, runs: [], writes: null, done, finish: () => undefined };
+    this.open.add(batch);
+    batch.finish = () => {
+      this.open.delete(batch);
+      finish();
+    };
     for (let i = 0; i < writes.length; i++) {
       const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {
@@ -83,6 +90,19 @@ export class HeldClaims {
       this.held.set(current.runId, run);
     }
     return batch;
+  }
+
+  /**
+   * Resolves once every batch held so far has committed or failed, or after `boundMs` (a store closing waits for it,
+   * as long as it waits for its connections).
+   */
+  async allEnded(boundMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, boundMs);
+    });
+    await Promise.race([Promise.all([...this.open].map((batch) => batch.done)), bound]);
+    clearTimeout(timer);
   }
 
   /** The end of the held claim of `runId`'s transaction, or `undefined` when the run is not held. */

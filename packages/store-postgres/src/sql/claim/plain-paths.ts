@@ -128,20 +128,22 @@ async function selectAndHold(
 }
 
 /**
- * Ends a held claim: one write of every run it holds (from the row selected to its latest record), the
- * notifications, and `COMMIT`, which waits for the flush only when a settle was folded in; one message. When a folded
- * settle settles a child, the write goes first, then what it leads to (its parent counted, and moved when the count
- * calls for it, `followFamilies`) on the same connection, then the notifications and the COMMIT.
+ * Ends a held claim: one write of every run it holds (from the row selected to its latest record), the flow claim's
+ * `records` if any, the notifications, and `COMMIT`, which waits for the flush only when a settle was folded in or
+ * `flush` asks for it; one message. When a folded settle settles a child, the write goes first, then what it leads
+ * to (its parent counted, and moved when the count calls for it, `followFamilies`) on the same connection, then the
+ * rest.
  */
-async function commitHeld(
+export async function commitHeld(
   ctx: PgContext,
   send: Send,
   batch: HeldBatch,
   claim: PlainClaim,
   outcome: OutcomeTracker,
+  { records = [], flush = false }: { records?: readonly PreparedCall[]; flush?: boolean } = {},
 ): Promise<void> {
   const all = ctx.held.close(batch);
-  const durability = ctx.held.fusedAny(batch) ? [] : [UNFLUSHED_COMMIT];
+  const durability = flush || ctx.held.fusedAny(batch) ? [] : [UNFLUSHED_COMMIT];
   const write = preparedCall(runWritesStatement(ctx.tables, all, { allLocked: true, claimedFirst: claim }));
   const wake = wakeNamespaces(all);
   const family = familyWrites(all, new Set(all.map((w) => w.current.runId)));
@@ -151,5 +153,6 @@ async function commitHeld(
   }
   const notify = [...wake].map((ns) => notifyText(ctx.channel, ns));
   outcome.committing();
-  await sendParts(send, family.length > 0 ? [...notify, 'COMMIT'] : [...durability, write, ...notify, 'COMMIT']);
+  const end = [...records, ...notify, 'COMMIT'];
+  await sendParts(send, family.length > 0 ? end : [...durability, write, ...end]);
 }
