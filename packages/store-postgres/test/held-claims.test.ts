@@ -205,8 +205,9 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
     const store = postgresStore({ pool, schema });
     await store.open();
     const { runId } = await task.start({ query: { n: 1 } });
-    // The claim's COMMIT takes 2 s: a close that did not wait for it would return while the run is still pending.
-    await slowCommits(admin, schema, 'UPDATE');
+    // The claim's COMMIT takes half a second (within the 2 s close waits at most): a close that did not wait for it
+    // would return while the run is still pending.
+    await slowCommits(admin, schema, 'UPDATE', 0.5);
     const [run] = await store.claimDue(claimRequest());
     expect(run?.runId).toBe(runId);
     // The claim answered before its transaction committed (at the end of this turn): close waits for that commit.

@@ -27,10 +27,10 @@ export function loggingPool(log: string[]): pg.Pool {
   return pool;
 }
 
-/** A deferred constraint trigger that makes COMMIT itself slow (2 s) after `event` on the schema's runs. */
-export async function slowCommits(db: pg.Pool, schema: string, event: 'INSERT' | 'UPDATE'): Promise<void> {
+/** A deferred constraint trigger that makes COMMIT itself slow (`seconds`, 2 by default) after `event` on the schema's runs. */
+export async function slowCommits(db: pg.Pool, schema: string, event: 'INSERT' | 'UPDATE', seconds = 2): Promise<void> {
   await db.query(`CREATE OR REPLACE FUNCTION "${schema}".slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+      BEGIN PERFORM pg_sleep(${Number(seconds)}); RETURN NULL; END $$`);
   await db.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER ${event} ON "${schema}".docket_runs
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow_commit()`);
 }
