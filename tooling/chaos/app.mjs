@@ -90,7 +90,7 @@ export async function produce(queue, tasks, { runs, pages, gates }, onProgress =
 export async function runChaosProcess(queue, tasks, counts) {
   // A start-up that meets a killed connection exits quietly with 3: the trial starts another process in its place.
   const orExit = (error) => {
-    if (error?.code !== 'CONNECTION_UNAVAILABLE' && error?.code !== 'QUEUE_FAILED') throw error;
+    if (!['CONNECTION_UNAVAILABLE', 'OUTCOME_UNKNOWN', 'QUEUE_FAILED'].includes(error?.code)) throw error;
     process.exit(3);
   };
   if (counts !== undefined) {

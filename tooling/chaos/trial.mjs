@@ -124,9 +124,9 @@ async function produceUnderKills(spawnProducer, kills, runs) {
  * One trial. `one(sql)` answers the number a query selects; `table(name)` names a table (SQLite: as is; PostgreSQL:
  * qualified by the schema); `killOne(workers)` strikes once, answering whether it hit. The figures that must be 0:
  * runs lost, not terminal or failed, pages committed twice, duplicate or missing business rows, attempts consumed,
- * callbacks missing, dead letters, gates not run; `closeMs` must not be `null` (a worker whose close hung).
- * `workerCrashes` (workers that ended by themselves other than by a coded start-up failure, with their exit codes) is
- * reported, not yet held to 0: a worker whose start-up meets a killed backend can still end without a coded error.
+ * callbacks missing, dead letters, gates not run, and workers that ended by themselves other than by a coded
+ * start-up failure (`workerCrashes`, with their exit codes: 13 is a start-up that never settled); `closeMs` must not
+ * be `null` (a worker whose close hung).
  */
 export async function chaosTrial(options) {
   const { runs, pages = 3, gates = 20, workers = 2, kills, producerKills = 2, killEveryMs = 20 } = options;
@@ -239,6 +239,7 @@ export function badFigures(figures) {
     'deadLetters',
     'gatesNotRun',
     'tickRunsFailed',
+    'workerCrashes',
   ];
   const bad = zero.filter((key) => figures[key] !== 0);
   if (figures.closeMs === null) bad.push('closeMs');

@@ -3,6 +3,7 @@ import { DocketError } from '@docket/core';
 import { sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PostgresConnection } from './connection.js';
 
 /** The drizzle-kit output folder, found from `src/` and from `dist/`. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
@@ -11,17 +12,19 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta
  * Applies the drizzle-kit migrations in `schema` inside one transaction holding an advisory lock, reading what is
  * applied under that lock, so many processes starting at once migrate once. The generated SQL names no schema; the
  * transaction's `search_path` puts the tables in `schema`. A schema migrated by a newer Docket: `SCHEMA_MISMATCH`.
- * `count` stops after the first `count` migrations (the tests build a schema as an older version left it).
+ * The transaction is the connection's own when it has one (its client goes back to the pool whatever fails, a lost
+ * `BEGIN` included). `count` stops after the first `count` migrations (the tests build a schema as an older version
+ * left it).
  */
 export async function applyMigrations(
-  // biome-ignore lint/suspicious/noExplicitAny: any drizzle PG database.
-  db: PgDatabase<PgQueryResultHKT, any>,
+  connection: PostgresConnection,
   schema: string,
   count = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, count);
   const newestKnown = newestOf(migrations);
-  await db.transaction(async (tx) => {
+  const transaction = connection.transaction ?? ((work) => connection.db.transaction(work));
+  await transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`docket:migrate:${schema}`}, 0))`);
     await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`));
     await tx.execute(sql.raw(`SET LOCAL search_path TO "${schema}"`));

@@ -75,19 +75,23 @@ export async function poolTransaction<T>(
 
 /**
  * Ends a pool this store made, waiting at most `boundMs` for the calls still running: past it, their clients are
- * discarded so that the pool can end.
+ * discarded so that the pool can end, and it is waited for at most `boundMs` more (a client a driver kept without
+ * giving it back would hold it for ever; the pool then ends when that client comes back).
  */
 export async function endPool(pool: Pool, checkouts: Checkouts, boundMs = CLOSE_BOUND_MS): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const ended = pool.end();
-  const late = await Promise.race([
-    ended.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), boundMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (!late) return;
+  const ended = pool.end().then(() => true);
+  if (await within(ended, boundMs)) return;
   checkouts.dropAll();
-  await ended;
+  await within(ended, boundMs);
+}
+
+/** Whether `done` resolved within `ms` (it resolves to `true`). */
+export async function within(done: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
 }

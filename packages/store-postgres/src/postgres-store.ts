@@ -4,7 +4,7 @@ import type { PostgresConnection, PostgresStore, PostgresTransaction } from './c
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
-import { CLOSE_BOUND_MS } from './pool-clients.js';
+import { CLOSE_BOUND_MS, within } from './pool-clients.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
 import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';
@@ -58,7 +58,7 @@ export function createPostgresStore(
         opens = 0;
       });
       try {
-        if (migrate) await applyMigrations(ctx.connection.db, schema);
+        if (migrate) await applyMigrations(ctx.connection, schema);
         else await assertMigrated(ctx.connection.db, schema);
       } catch (error) {
         const db = ctx.connection;
@@ -72,7 +72,7 @@ export function createPostgresStore(
       if (opens === 0) return;
       if (--opens > 0) return;
       // A claim answers its runs before its held transaction commits: that commit ends before the connection does.
-      await ctx.held.allEnded(CLOSE_BOUND_MS);
+      await within(ctx.held.allEnded().then(() => true), CLOSE_BOUND_MS);
       const current = ctx.connection;
       ctx.connection = null;
       await current?.close();

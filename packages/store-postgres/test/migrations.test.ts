@@ -108,7 +108,7 @@ describe('migrations', () => {
     const older = schemaName();
     const before = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length - migrationsFrom(tag);
     expect(before).toBeGreaterThan(0);
-    await applyMigrations(drizzleOf(older), older, before);
+    await applyMigrations({ db: drizzleOf(older), listener: null, close: async () => {} }, older, before);
     // The columns the older schema has: later migrations add columns of their own (with defaults).
     const names = (await columnOrder(older)).map((name) => `"${name}"`).join(', ');
     for (const table of ['docket_definitions', 'docket_history']) {

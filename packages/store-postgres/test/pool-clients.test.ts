@@ -1,8 +1,10 @@
+import { DocketError } from '@docket/core';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { postgresStore } from '../src/index.js';
 import { Checkouts, endPool, poolTransaction } from '../src/pool-clients.js';
-import { DATABASE_URL } from './helpers.js';
+import { DATABASE_URL, freshSchema } from './helpers.js';
 
 /** A pool of one connection, so that one client that never comes back starves every later call. */
 function poolOfOne(): pg.Pool {
@@ -77,6 +79,34 @@ describe.runIf(DATABASE_URL)('pool clients: every checkout goes back whatever fa
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(pool.totalCount).toBe(0);
     pool = null;
+  });
+
+  it('endPool returns even while a client taken around the checkouts is never given back', async () => {
+    pool = poolOfOne();
+    const checkouts = new Checkouts(pool);
+    await pool.connect(); // kept, as a driver that lost track of a client would keep it
+    const started = Date.now();
+    await endPool(pool, checkouts, 300);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    pool = null;
+  });
+
+  it("a store's migration whose BEGIN meets a dead connection fails with a coded error and gives its client back", async () => {
+    pool = poolOfOne();
+    let acquired = 0;
+    // The first checkout is the store's check that the server answers; the second is the migration's transaction.
+    pool.on('acquire', (client) => {
+      if (++acquired === 2)
+        (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    });
+    const schema = freshSchema();
+    const store = postgresStore({ pool, schema });
+    await expect(store.open()).rejects.toBeInstanceOf(DocketError);
+    // With the only client leaked, this would time out ("timeout exceeded when trying to connect").
+    expect((await pool.query('SELECT 41 + 1 AS n')).rows[0]).toEqual({ n: 42 });
+    await store.open();
+    await store.close();
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
 
   it('a checkout given back twice is released once', async () => {

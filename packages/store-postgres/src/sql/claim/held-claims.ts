@@ -92,17 +92,9 @@ export class HeldClaims {
     return batch;
   }
 
-  /**
-   * Resolves once every batch held so far has committed or failed, or after `boundMs` (a store closing waits for it,
-   * as long as it waits for its connections).
-   */
-  async allEnded(boundMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, boundMs);
-    });
-    await Promise.race([Promise.all([...this.open].map((batch) => batch.done)), bound]);
-    clearTimeout(timer);
+  /** Resolves once every batch held so far has committed or failed (a store closing waits for it). */
+  async allEnded(): Promise<void> {
+    await Promise.all([...this.open].map((batch) => batch.done));
   }
 
   /** The end of the held claim of `runId`'s transaction, or `undefined` when the run is not held. */
