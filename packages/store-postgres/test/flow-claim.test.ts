@@ -1,9 +1,12 @@
 import { createQueue } from '@docket/core';
 import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@docket/core/store';
 import { waitForStatus } from '@docket/core/testing';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
-import { backendForTests, freshSchema } from './helpers.js';
+import { groupTurnStatements } from '../src/sql/claim/flow-statements.js';
+import { backendForTests, DATABASE_URL, freshSchema } from './helpers.js';
 
 const ACTOR = 'worker:flow';
 const LEASE_MS = 30_000;
@@ -77,6 +80,30 @@ describe('the PostgreSQL flow claim', () => {
     const second = first.length > 0 ? [] : await store.claimDue(claimRequest([task], 10));
     expect([...first, ...second].map((run) => run.runId)).toEqual([runId]);
   });
+
+  it.runIf(DATABASE_URL)(
+    "reads the listed groups' claims in the window by their key ranges, not the claims kept past it",
+    async () => {
+      const options = await freshStoreOptions();
+      const store = postgresStore(options);
+      await store.open();
+      cleanups.push(() => store.close());
+      const [, , claims] = groupTurnStatements(tablesIn(options.schema), 'default', 'limited', 5_000, ['a', 'b']);
+      const client = new pg.Client(DATABASE_URL);
+      await client.connect();
+      cleanups.push(() => client.end());
+      // On an empty table the planner would scan it whole whatever the statement: ask for its index plan.
+      await client.query('SET enable_seqscan = off');
+      const explained = await client.query(`EXPLAIN (FORMAT JSON) ${claims?.text}`, claims?.params);
+      type Node = { 'Node Type': string; 'Index Cond'?: string; Filter?: string; Plans?: Node[] };
+      const nodes = (node: Node): Node[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+      const scans = nodes(explained.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Node Type'].startsWith('Index'));
+      // One range per group: the key bound to the group and the window's start, and no row read only to be dropped.
+      expect(scans).toHaveLength(1);
+      expect(scans[0]?.['Index Cond']).toMatch(/group_key = k\.group_key.*at >/);
+      expect(scans[0]?.Filter).toBeUndefined();
+    },
+  );
 
   it("ends a flow-limited child whose deadline passed before its claim, and wakes its parent with the child's outcome", async () => {
     const options = await freshStoreOptions();

@@ -114,9 +114,13 @@ export function groupTurnStatements(
       params: [namespace, task],
     },
     {
-      text: `SELECT group_key, sum(n) AS n, min(at) AS oldest FROM ${t.flowClaims} WHERE namespace = $1
-        AND task_name = $2 AND scope = 'group' AND at > $3 GROUP BY group_key`,
-      params: [namespace, task, after],
+      // Group by group: each group's claims after `after` are one range of the key, so the claims kept past the
+      // window (`recordFlowClaims`) and the groups not listed are never read.
+      text: `SELECT k.group_key, c.n, c.oldest FROM unnest($4::text[]) AS k(group_key)
+        CROSS JOIN LATERAL (SELECT sum(n) AS n, min(at) AS oldest FROM ${t.flowClaims} WHERE namespace = $1
+          AND task_name = $2 AND scope = 'group' AND group_key = k.group_key AND at > $3) AS c
+        WHERE c.n IS NOT NULL`,
+      params: [namespace, task, after, keys],
     },
   ];
 }
