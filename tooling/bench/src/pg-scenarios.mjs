@@ -356,29 +356,42 @@ function graphileLogger() {
 
 // --- pg-boss ------------------------------------------------------------------------------------------------------
 
-/** A started pg-boss on a fresh `schema`, with the `noop` queue. */
+/**
+ * A started pg-boss on a fresh `schema`, with the `noop` queue. pg-boss 11 and later export the class by name and
+ * take the queue's name as `insert`'s first argument; 10 exports it as default and reads the name from each job.
+ */
 async function startBoss(schema) {
-  const { default: PgBoss } = await import('pg-boss');
+  const module = await import('pg-boss');
+  const PgBoss = module.PgBoss ?? module.default;
   await dropSchema(schema);
   const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false });
   boss.on('error', () => undefined);
   await boss.start();
   await boss.createQueue('noop');
-  return boss;
+  const named = module.PgBoss !== undefined;
+  /** Inserts one job of `noop` per payload, in one call. */
+  const insert = (payloads) =>
+    named
+      ? boss.insert(
+          'noop',
+          payloads.map((data) => ({ data })),
+        )
+      : boss.insert(payloads.map((data) => ({ name: 'noop', data })));
+  return { boss, insert };
 }
 
 /** pg-boss `insert` of 100 jobs per call on a fresh `schema`; answers the rate. */
 async function pgBossEnqueue({ n, schema }) {
-  const boss = await startBoss(schema);
-  const enqueue = await enqueueInChunks(n, 100, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
+  const { boss, insert } = await startBoss(schema);
+  const enqueue = await enqueueInChunks(n, 100, insert);
   await boss.stop({ graceful: false, wait: true, timeout: 10_000 });
   await dropSchema(schema);
   return { enqueue };
 }
 
 async function pgBossProcess({ n, batchSize, schema }) {
-  const boss = await startBoss(schema);
-  const enqueue = await enqueueInChunks(n, 500, (chunk) => boss.insert(chunk.map((p) => ({ name: 'noop', data: p }))));
+  const { boss, insert } = await startBoss(schema);
+  const enqueue = await enqueueInChunks(n, 500, insert);
   const all = latch();
   let done = 0;
   const t = performance.now();
@@ -394,7 +407,7 @@ async function pgBossProcess({ n, batchSize, schema }) {
 }
 
 async function pgBossLatency({ count, perSecond, schema }) {
-  const boss = await startBoss(schema);
+  const { boss } = await startBoss(schema);
   const latencies = [];
   const all = latch();
   // Fetches of 500 every 0.5 s (pg-boss's shortest poll) keep up with 200 jobs/s; smaller fetches fall behind.

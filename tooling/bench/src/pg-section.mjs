@@ -1,12 +1,18 @@
 // The PostgreSQL section of `pnpm bench`: Docket against raw SKIP LOCKED loops, graphile-worker and pg-boss on the
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
 // of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { dashboardRows, feedRow, runsPageAgainstOnePage } from './stats-timing.mjs';
 
-// The latest versions that run on Node 20: graphile-worker 0.18 needs Node >= 22.18, pg-boss 11 and later Node >= 22.
-const GRAPHILE = 'graphile-worker 0.17.3';
-const PG_BOSS = 'pg-boss 10.4.2';
+/**
+ * A peer's name and the version installed in the bench's node_modules (package.json pins the newest that run on
+ * Node 20; see bench-node24.sh). Read from the file: not every peer exports its package.json.
+ */
+const installed = (name) =>
+  `${name} ${JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version}`;
+const GRAPHILE = installed('graphile-worker');
+const PG_BOSS = installed('pg-boss');
 /** Plain SQL doing a Docket worker's writes on Docket's own tables: what the tables cost without Docket's JavaScript. */
 const RAW_TABLES = "raw SQL doing a Docket worker's writes, 128 per transaction, 2 loops";
 
