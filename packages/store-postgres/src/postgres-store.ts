@@ -72,7 +72,8 @@ export function createPostgresStore(
       if (opens === 0) return;
       if (--opens > 0) return;
       // A claim answers its runs before its held transaction commits: that commit ends before the connection does.
-      await within(ctx.held.allEnded().then(() => true), CLOSE_BOUND_MS);
+      const committed = ctx.held.allEnded().then(() => true);
+      await within(committed, CLOSE_BOUND_MS);
       const current = ctx.connection;
       ctx.connection = null;
       await current?.close();

@@ -88,16 +88,21 @@ describe('the PostgreSQL flow claim', () => {
       const store = postgresStore(options);
       await store.open();
       cleanups.push(() => store.close());
-      const [, , claims] = groupTurnStatements(tablesIn(options.schema), 'default', 'limited', 5_000, ['a', 'b']);
+      const [, , claims] = groupTurnStatements(tablesIn(store.schema), 'default', 'limited', 5_000, ['a', 'b']);
+      if (claims === undefined) throw new Error('groupTurnStatements answers three statements');
       const client = new pg.Client(DATABASE_URL);
       await client.connect();
       cleanups.push(() => client.end());
       // On an empty table the planner would scan it whole whatever the statement: ask for its index plan.
       await client.query('SET enable_seqscan = off');
-      const explained = await client.query(`EXPLAIN (FORMAT JSON) ${claims?.text}`, claims?.params);
       type Node = { 'Node Type': string; 'Index Cond'?: string; Filter?: string; Plans?: Node[] };
+      const explained = await client.query<{ 'QUERY PLAN': { Plan: Node }[] }>(
+        `EXPLAIN (FORMAT JSON) ${claims.text}`,
+        claims.params as unknown[],
+      );
       const nodes = (node: Node): Node[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
-      const scans = nodes(explained.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Node Type'].startsWith('Index'));
+      const root = explained.rows[0]?.['QUERY PLAN'][0]?.Plan as Node;
+      const scans = nodes(root).filter((n) => n['Node Type'].startsWith('Index'));
       // One range per group: the key bound to the group and the window's start, and no row read only to be dropped.
       expect(scans).toHaveLength(1);
       expect(scans[0]?.['Index Cond']).toMatch(/group_key = k\.group_key.*at >/);

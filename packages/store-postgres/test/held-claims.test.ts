@@ -219,7 +219,9 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
     const { schema, admin, status, reasons } = await setup();
     const flowTask = { name: 'held-rated', version: '1', flow: { rate: { max: 100, perMs: 60_000 } } };
     const { queue: producer, task } = await serverProducer(schema, flowTask);
-    cleanups.push(() => producer.close());
+    cleanups.push(async () => {
+      await producer.close();
+    });
     const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
     await store.open();
     cleanups.push(() => store.close());
