@@ -356,36 +356,24 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
   });
 
   it('12 scheduled, process killed (SIGKILL) and restarted', async () => {
-    // Far enough ahead that the CLI, slow to start on a busy machine, is killed before the run is due.
-    const dueAt = new Date(Date.now() + 4000).toISOString();
-    // The CLI makes its directories under <cwd>/.examples-lifecycle-tasks, as a user's run would.
-    const cliRoot = join(root, '.examples-lifecycle-tasks');
-    mkdirSync(cliRoot, { recursive: true });
-    const before = new Set(readdirSync(cliRoot));
-    const { child, done } = cli(['scheduled', '--due-at', dueAt, '--wait-ms', '20000']);
-    const directory = await waitForDirectory(cliRoot, 'scheduled', child, before);
+    const { child, done, directory, dueAt } = await scheduledBeforeDue();
     child.kill('SIGKILL');
     expect((await done).code).toBeNull();
     const { output, calls, notices } = await measured('12 restarted after SIGKILL', () =>
-      runScheduled({ ...base(), directory, waitMs: 10_000 }),
+      runScheduled({ ...base(), directory, waitMs: untilDueAnd(dueAt, 10_000) }),
     );
     await expectRun(output, 'success', 'COMPLETED');
     expect([calls, notices]).toEqual([1, 1]);
   });
 
   it('12b scheduled, consumer stopped by SIGTERM while it waits: the run stays waiting and a restart runs it', async () => {
-    const dueAt = new Date(Date.now() + 4000).toISOString();
-    const cliRoot = join(root, '.examples-lifecycle-tasks');
-    mkdirSync(cliRoot, { recursive: true });
-    const before = new Set(readdirSync(cliRoot));
-    const { child, done } = cli(['scheduled', '--due-at', dueAt, '--wait-ms', '20000']);
-    const directory = await waitForDirectory(cliRoot, 'scheduled', child, before);
+    const { child, done, directory, dueAt } = await scheduledBeforeDue();
     await new Promise((resolve) => setTimeout(resolve, 500));
     child.kill('SIGTERM');
     const stopped = await done;
     expect(stopped.code).toBe(0);
     const { output, calls, notices } = await measured('12b restarted after SIGTERM', () =>
-      runScheduled({ ...base(), directory, waitMs: 10_000 }),
+      runScheduled({ ...base(), directory, waitMs: untilDueAnd(dueAt, 10_000) }),
     );
     await expectRun(output, 'success', 'COMPLETED');
     expect([calls, notices]).toEqual([1, 1]);
@@ -616,6 +604,29 @@ function findNewest(flow: string): string {
     .sort((a, b) => statSync(b).ctimeMs - statSync(a).ctimeMs);
   return dirs[0] as string;
 }
+
+/**
+ * Starts the CLI's scheduled flow with its run due `leadMs` ahead (its directories under
+ * <cwd>/.examples-lifecycle-tasks, as a user's run makes them) and waits for the run to be started. A CLI so slow to
+ * start on a loaded machine that the run is due within 1.5 s is killed and started again with twice the lead: the
+ * scenarios stop it before the run is due.
+ */
+async function scheduledBeforeDue(leadMs = 4000) {
+  const cliRoot = join(root, '.examples-lifecycle-tasks');
+  mkdirSync(cliRoot, { recursive: true });
+  for (let lead = leadMs; ; lead *= 2) {
+    const dueAt = Date.now() + lead;
+    const before = new Set(readdirSync(cliRoot));
+    const { child, done } = cli(['scheduled', '--due-at', new Date(dueAt).toISOString(), '--wait-ms', '20000']);
+    const directory = await waitForDirectory(cliRoot, 'scheduled', child, before);
+    if (Date.now() < dueAt - 1500 || lead >= 32_000) return { child, done, directory, dueAt };
+    child.kill('SIGKILL');
+    await done;
+  }
+}
+
+/** How long a restarted flow waits: until `dueAt`, then `ms` more (at least `ms`). */
+const untilDueAnd = (dueAt: number, ms: number) => Math.max(0, dueAt - Date.now()) + ms;
 
 /** Waits until a child CLI has created its task directory (one not in `before`) and its run. */
 async function waitForDirectory(
