@@ -49,7 +49,8 @@ describe.runIf(asNobody)('read commands for a user who cannot write the file or 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs list, runs get, stats, health, schedules list and dead-letters list answer', () => {
+  // Six CLI processes one after another: each may take seconds to start on a loaded machine.
+  it('runs list, runs get, stats, health, schedules list and dead-letters list answer', { timeout: 120_000 }, () => {
     const listed = docketAsNobody(['--db', file, '--json', 'runs', 'list']);
     expect(listed.err).toBe('');
     expect(JSON.parse(listed.out).items.map((run: { runId: string }) => run.runId)).toEqual([runId]);
