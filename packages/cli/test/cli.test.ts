@@ -342,7 +342,10 @@ describe('docket usage and files', () => {
     expect(result.stdout.trim()).toBe(manifest.version);
   });
 
-  it('the built binary exits with what the command answers: 1 for a missing run or with the error code on stderr, 2 with the usage', () => {
+  // Several CLI processes one after another: each may take seconds to start on a loaded machine.
+  it('the built binary exits with what the command answers: 1 for a missing run or with the error code on stderr, 2 with the usage', {
+    timeout: 120_000,
+  }, () => {
     const missing = binary(['--db', db, 'runs', 'get', 'a'.repeat(32)]);
     expect(missing.status).toBe(1);
     expect(missing.stdout.trim()).toBe(`no run ${'a'.repeat(32)}`);
