@@ -355,7 +355,8 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect(Date.parse(fired!.at)).toBeGreaterThanOrEqual(dueAt.getTime());
   });
 
-  it('12 scheduled, process killed (SIGKILL) and restarted', async () => {
+  // The CLI may be started again with a longer lead (`scheduledBeforeDue`), and the restart waits until the run is due.
+  it('12 scheduled, process killed (SIGKILL) and restarted', { timeout: 120_000 }, async () => {
     const { child, done, directory, dueAt } = await scheduledBeforeDue();
     child.kill('SIGKILL');
     expect((await done).code).toBeNull();
@@ -366,7 +367,9 @@ describe('lifecycle scenarios (local model over real HTTP)', () => {
     expect([calls, notices]).toEqual([1, 1]);
   });
 
-  it('12b scheduled, consumer stopped by SIGTERM while it waits: the run stays waiting and a restart runs it', async () => {
+  it('12b scheduled, consumer stopped by SIGTERM while it waits: the run stays waiting and a restart runs it', {
+    timeout: 120_000,
+  }, async () => {
     const { child, done, directory, dueAt } = await scheduledBeforeDue();
     await new Promise((resolve) => setTimeout(resolve, 500));
     child.kill('SIGTERM');
