@@ -207,7 +207,8 @@ function bumpRevision(directory: string, releaseId: string) {
   app.close();
 }
 
-describe('lifecycle scenarios (local model over real HTTP)', () => {
+// Each scenario starts CLI processes one after another: each may take seconds to start on a loaded machine.
+describe('lifecycle scenarios (local model over real HTTP)', { timeout: 120_000 }, () => {
   it('01 tracked task and idempotent re-entry', async () => {
     const first = await measured('01 tracked task', () => runStatusTracking(base()));
     await expectRun(first.output, 'success', 'COMPLETED');
