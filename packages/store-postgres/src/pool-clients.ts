@@ -1,8 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
+import { CLOSE_BOUND_MS, within } from './bounded-wait.js';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
-
-/** How long `close()` waits for the pool to end before it drops the connections still checked out. */
-export const CLOSE_BOUND_MS = 2_000;
 
 /** Makes a drizzle database on one checked-out client (drizzle's `node-postgres` `drizzle`). */
 export type DrizzleOn = (client: PoolClient) => PostgresConnection['db'];
@@ -83,15 +81,4 @@ export async function endPool(pool: Pool, checkouts: Checkouts, boundMs = CLOSE_
   if (await within(ended, boundMs)) return;
   checkouts.dropAll();
   await within(ended, boundMs);
-}
-
-/** Whether `done` resolved within `ms` (it resolves to `true`). */
-export async function within(done: Promise<boolean>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const result = await Promise.race([done, late]);
-  clearTimeout(timer);
-  return result;
 }

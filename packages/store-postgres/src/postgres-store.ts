@@ -1,10 +1,10 @@
 import { DocketError, type StoreCapabilities, type StoreLog } from '@docket/core';
 import { bindVerbs } from '@docket/core/store';
+import { CLOSE_BOUND_MS, within } from './bounded-wait.js';
 import type { PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
-import { CLOSE_BOUND_MS, within } from './pool-clients.js';
 import { claimCallbackEvents, listCallbackEvents, transactCallbackEvent } from './sql/callback-events.js';
 import { changesHead, readChanges, trimChanges } from './sql/changes.js';
 import { nextDueAt, selectAndApply } from './sql/claim/index.js';

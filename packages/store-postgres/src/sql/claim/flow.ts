@@ -10,7 +10,7 @@ import {
   type TaskRow,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
-import { classify, OutcomeTracker } from '../../errors.js';
+
 import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
@@ -26,8 +26,7 @@ import {
   recordStatements,
   takenRows,
 } from './flow-statements.js';
-import type { HeldBatch } from './held-claims.js';
-import { commitHeld } from './plain-paths.js';
+import { failHeld, runHeldClaim } from './plain-paths.js';
 import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
 /** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
@@ -122,40 +121,35 @@ export function flowClaim(
   tasks: ReadonlyMap<string, string[]>,
   known: (name: string) => TaskFlowState | null,
 ): Promise<FlowClaimed> {
-  return new Promise<FlowClaimed>((answer, refuse) => {
-    let batch: HeldBatch | null = null;
-    const outcome = new OutcomeTracker();
-    const hold = ctx.holdClaims;
-    session(async (send) => {
+  return runHeldClaim<FlowClaimed>(
+    ctx,
+    session,
+    claim,
+    async (send, outcome, answer) => {
       const locked = await lockAndRead(ctx, send, request, tasks, known);
-      const taken = await takeAll(ctx, send, request, claim, locked, hold);
+      const taken = await takeAll(ctx, send, request, claim, locked, ctx.holdClaims);
       const runs = taken.writes.map((w) => w.write.run);
       if (taken.long) {
         await send(() => ({ text: 'ROLLBACK', prepares: [] }));
         answer({ runs: [], long: true });
-        return;
+        return null;
       }
       // A rate counts these claims: its records must be as durable as the runs it lets through.
       const flush = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
       const records = taken.records.map(preparedCall);
-      if (!hold || runs.length === 0) {
+      if (!ctx.holdClaims || runs.length === 0) {
         outcome.committing();
         await sendParts(send, [...(flush ? [] : [UNFLUSHED_COMMIT]), ...records, 'COMMIT']);
         answer({ runs, long: false });
-        return;
+        return null;
       }
-      batch = ctx.held.hold(taken.writes);
+      const batch = ctx.held.hold(taken.writes);
       answer({ runs, long: false });
-      // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      await commitHeld(ctx, send, batch, claim, outcome, { records, flush });
-      ctx.held.committed(batch, ctx.known);
-    }).catch((error) => {
-      if (batch === null) refuse(classify(error, outcome, 'store.claimDue', {}));
-      // The claims and the records were rolled back together: no run was claimed, and no limit was passed.
-      else ctx.held.failed(batch, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
-    });
-  });
+      return { batch, records, flush };
+    },
+    // The claims and the records were rolled back together: no run was claimed, and no limit was passed.
+    (batch, error, outcome) => failHeld(ctx, batch, error, outcome),
+  );
 }
 
 /** Each locked task's runs within the request's limit (`claimPlainly`), and the claims its rates count. */

@@ -65,16 +65,16 @@ export class HeldClaims {
 
   /** Holds the claims `writes` (each run's row as selected and core's claim) in a new batch. */
   hold(writes: readonly PendingWrite[]): HeldBatch {
-    let finish: () => void = () => undefined;
+    let resolveDone: () => void = () => undefined;
     const done = new Promise<void>((resolve) => {
-      finish = resolve;
+      resolveDone = resolve;
     });
-    const batch: HeldBatch = { closed: false, runs: [], writes: null, done, finish: () => undefined };
-    this.open.add(batch);
-    batch.finish = () => {
+    const finish = () => {
       this.open.delete(batch);
-      finish();
+      resolveDone();
     };
+    const batch: HeldBatch = { closed: false, runs: [], writes: null, done, finish };
+    this.open.add(batch);
     for (let i = 0; i < writes.length; i++) {
       const { current, write } = writes[i] as PendingWrite;
       const run: HeldRun = {

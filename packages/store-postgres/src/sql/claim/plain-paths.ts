@@ -38,12 +38,56 @@ export async function claimPlain(
   }
 }
 
+/** What the first step of a held claim leaves for the end of the turn: the batch it holds, and what its commit adds. */
+export interface HeldTurn {
+  batch: HeldBatch;
+  /** The flow claim's records of the claims its rates count, written in the same commit. */
+  records?: readonly PreparedCall[];
+  /** Whether the commit waits for the flush even with no settle folded in. */
+  flush?: boolean;
+}
+
 /**
- * The plain claim with its transaction held open (see `held-claims.ts`): `BEGIN` and the locking select in one round
- * trip, core's plans, then the runs are handed out while the transaction stays open until the end of this turn of
- * the event loop; the pages whose pure commit plans arrive by then are written with their claims, in one statement,
- * and the transaction commits. When rows were left for the ordinary path (or none was claimed) it writes and commits
- * at once instead, before handing anything out.
+ * A claim whose transaction is held open (see `held-claims.ts`), on the session: `take` locks and selects the runs,
+ * answers them through `answer`, and hands back the batch it holds, or `null` when it committed (or rolled back) at
+ * once. Once this turn of the event loop ends, the pages whose pure commit plans arrived meanwhile are written with
+ * the claims and the transaction commits (`commitHeld`). A failure before a batch is held refuses the claim; after,
+ * `failed` answers the batch's folded plans.
+ */
+export function runHeldClaim<T>(
+  ctx: PgContext,
+  session: Session,
+  claim: PlainClaim,
+  take: (send: Send, outcome: OutcomeTracker, answer: (value: T) => void) => Promise<HeldTurn | null>,
+  failed: (batch: HeldBatch, error: unknown, outcome: OutcomeTracker) => void,
+): Promise<T> {
+  return new Promise<T>((answer, refuse) => {
+    let batch: HeldBatch | null = null;
+    const outcome = new OutcomeTracker();
+    session(async (send) => {
+      const turn = await take(send, outcome, answer);
+      if (turn === null) return;
+      batch = turn.batch;
+      // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await commitHeld(ctx, send, batch, claim, outcome, turn);
+      ctx.held.committed(batch, ctx.known);
+    }).catch((error) => {
+      if (batch === null) refuse(classify(error, outcome, 'store.claimDue', {}));
+      else failed(batch, error, outcome);
+    });
+  });
+}
+
+/** A held batch whose transaction failed, or whose outcome is unknown: every folded plan gets the classified error. */
+export function failHeld(ctx: PgContext, batch: HeldBatch, error: unknown, outcome: OutcomeTracker): void {
+  ctx.held.failed(batch, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
+}
+
+/**
+ * The plain claim with its transaction held open (`runHeldClaim`): `BEGIN` and the locking select in one round trip,
+ * core's plans, the runs handed out, and the claims written with the pages that settle in this turn. When the server
+ * refuses that commit for one of several runs, each run's write is tried again alone.
  */
 export function claimHeld(
   ctx: PgContext,
@@ -51,34 +95,25 @@ export function claimHeld(
   request: SelectRequest,
   claim: PlainClaim,
 ): Promise<PlainClaimResult> {
-  return new Promise<PlainClaimResult>((answer, refuse) => {
-    let batch: HeldBatch | null = null;
-    const outcome = new OutcomeTracker();
-    session(async (send) => {
-      batch = await selectAndHold(ctx, send, request, claim, outcome, answer);
-      if (batch === null) return;
-      // Every page whose handler settled in this turn has sent its commit plan by the time this resolves.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      await commitHeld(ctx, send, batch, claim, outcome);
-      ctx.held.committed(batch, ctx.known);
-    }).catch((error) => {
-      if (batch === null) {
-        refuse(classify(error, outcome, 'store.claimDue', {}));
+  return runHeldClaim<PlainClaimResult>(
+    ctx,
+    session,
+    claim,
+    (send, outcome, answer) => selectAndHold(ctx, send, request, claim, outcome, answer),
+    (batch, error, outcome) => {
+      if (!statementRefused(error) || batch.runs.length < 2 || batch.writes === null) {
+        failHeld(ctx, batch, error, outcome);
         return;
       }
-      if (statementRefused(error) && batch.runs.length > 1 && batch.writes !== null) {
-        void ctx.held.alone(
-          batch,
-          ctx.known,
-          (pending) => writeAlone(ctx, pending),
-          (runId, cause) =>
-            cause === null ? lostClaim(runId) : classify(cause, new OutcomeTracker(), 'store.transact', { runId }),
-        );
-        return;
-      }
-      ctx.held.failed(batch, ctx.known, (runId) => classify(error, outcome, 'store.transact', { runId }));
-    });
-  });
+      void ctx.held.alone(
+        batch,
+        ctx.known,
+        (pending) => writeAlone(ctx, pending),
+        (runId, cause) =>
+          cause === null ? lostClaim(runId) : classify(cause, new OutcomeTracker(), 'store.transact', { runId }),
+      );
+    },
+  );
 }
 
 /** One run's claim and folded settle in a transaction of its own, guarded by its revision: whether it landed. */
@@ -107,7 +142,7 @@ async function selectAndHold(
   claim: PlainClaim,
   outcome: OutcomeTracker,
   answer: (result: PlainClaimResult) => void,
-): Promise<HeldBatch | null> {
+): Promise<HeldTurn | null> {
   const shared = ctx.sharedColumns.expected(request);
   const select = preparedCall(plainClaimStatement(ctx.tables, request, claim, shared, true));
   const selected = await sendParts(send, [...BEGIN, select]);
@@ -124,7 +159,7 @@ async function selectAndHold(
   }
   const batch = ctx.held.hold(writes);
   answer(plain);
-  return batch;
+  return { batch };
 }
 
 /**

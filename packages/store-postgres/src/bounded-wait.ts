@@ -1,0 +1,13 @@
+/** How long `close()` waits for what it ends (held claims, the pool) before it stops waiting or drops connections. */
+export const CLOSE_BOUND_MS = 2_000;
+
+/** Whether `done` resolved within `ms` (it resolves to `true`). */
+export async function within(done: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
+}
