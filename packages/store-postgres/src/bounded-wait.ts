@@ -1,5 +1,5 @@
-/** How long `close()` waits for what it ends (held claims, the pool) before it stops waiting or drops connections. */
-export const CLOSE_BOUND_MS = 2_000;
+/** How long the store waits for what it cannot hurry (held claims to end, a pool to end) before it goes on. */
+export const WAIT_BOUND_MS = 2_000;
 
 /** Whether `done` resolved within `ms` (it resolves to `true`). */
 export async function within(done: Promise<boolean>, ms: number): Promise<boolean> {

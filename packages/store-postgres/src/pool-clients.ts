@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { CLOSE_BOUND_MS, within } from './bounded-wait.js';
+import { WAIT_BOUND_MS, within } from './bounded-wait.js';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 
 /** Makes a drizzle database on one checked-out client (drizzle's `node-postgres` `drizzle`). */
@@ -76,7 +76,7 @@ export async function poolTransaction<T>(
  * discarded so that the pool can end, and it is waited for at most `boundMs` more (a client a driver kept without
  * giving it back would hold it for ever; the pool then ends when that client comes back).
  */
-export async function endPool(pool: Pool, checkouts: Checkouts, boundMs = CLOSE_BOUND_MS): Promise<void> {
+export async function endPool(pool: Pool, checkouts: Checkouts, boundMs = WAIT_BOUND_MS): Promise<void> {
   const ended = pool.end().then(() => true);
   if (await within(ended, boundMs)) return;
   checkouts.dropAll();

@@ -1,6 +1,6 @@
 import { DocketError, type StoreCapabilities, type StoreLog } from '@docket/core';
 import { bindVerbs } from '@docket/core/store';
-import { CLOSE_BOUND_MS, within } from './bounded-wait.js';
+import { WAIT_BOUND_MS, within } from './bounded-wait.js';
 import type { PostgresConnection, PostgresStore, PostgresTransaction } from './connection.js';
 import { PgContext } from './context.js';
 import { classify, OutcomeTracker } from './errors.js';
@@ -73,7 +73,7 @@ export function createPostgresStore(
       if (--opens > 0) return;
       // A claim answers its runs before its held transaction commits: that commit ends before the connection does.
       const committed = ctx.held.allEnded().then(() => true);
-      await within(committed, CLOSE_BOUND_MS);
+      await within(committed, WAIT_BOUND_MS);
       const current = ctx.connection;
       ctx.connection = null;
       await current?.close();

@@ -1,5 +1,6 @@
 import type { PlainClaim, RunRecord, SelectRequest, TaskKey, TaskRecord } from '@docket/core/store';
 import { flowStateOf, needsFlow, tasksByName } from '@docket/core/store';
+import { WAIT_BOUND_MS, within } from '../../bounded-wait.js';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
 import { preparedCall } from '../../wire/prepared-calls.js';
@@ -183,8 +184,16 @@ async function claimPlainFirst(
   return [...runs, ...rest];
 }
 
-/** `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks. */
+/**
+ * `Store.nextDueAt`: the earliest due time among claimable runs of the given tasks. It reads once the claims this
+ * store holds open have ended: until they commit, the runs they claimed are still `pending` in the table and would
+ * read as due now, so the worker would claim again and again and find them locked.
+ */
 export async function nextDueAt(ctx: PgContext, namespace: string, tasks: readonly TaskKey[]): Promise<number | null> {
+  await within(
+    ctx.held.allEnded().then(() => true),
+    WAIT_BOUND_MS,
+  );
   const text = nextDueByPriority({
     runs: ctx.tables.runs,
     bands: 'b',
