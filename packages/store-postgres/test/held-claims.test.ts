@@ -215,6 +215,21 @@ describe.skipIf(!DATABASE_URL)('held claims (a real server)', () => {
     expect(await status(runId)).toBe('running');
   });
 
+  it('answers the next due time once its held claims have committed: a run they claimed is not due again', async () => {
+    const { schema, admin, task, status } = await setup();
+    const store = postgresStore({ connectionString: DATABASE_URL as string, schema });
+    await store.open();
+    cleanups.push(() => store.close());
+    await task.start({ query: { n: 1 } });
+    await slowCommits(admin, schema, 'UPDATE', 0.5);
+    const [run] = await store.claimDue(claimRequest());
+    expect(run).toBeDefined();
+    // Read while the claim's commit still sleeps, the run would be pending and due now: the worker would claim again.
+    const due = await store.nextDueAt('default', [TASK]);
+    expect(await status(run!.runId)).toBe('running');
+    expect(due === null || due > Date.now()).toBe(true);
+  });
+
   it('holds a flow claim the same way: a page ended in its turn, its claim and the claim its rate counts, one commit', async () => {
     const { schema, admin, status, reasons } = await setup();
     const flowTask = { name: 'held-rated', version: '1', flow: { rate: { max: 100, perMs: 60_000 } } };
