@@ -10,7 +10,6 @@ import {
   type TaskRow,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
-
 import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
