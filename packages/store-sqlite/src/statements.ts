@@ -18,8 +18,10 @@ import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
+import { FamilyBuffer } from './writes/family-buffer.js';
 import { FeedBuffer } from './writes/feed-buffer.js';
 import { CountBuffer } from './writes/run-counts.js';
+import { walkFamilies } from './writes/run-writes.js';
 
 /** What a run write is guarded by: the row as its plan saw it. */
 export type RunGuard = Pick<RunRecord, 'runId' | 'revision' | 'lease' | 'modelCallsUsed'>;
@@ -64,6 +66,9 @@ export class Statements {
 
   /** The run counts of the open batched commit, written at its end (see `CountBuffer`). */
   readonly counts = new CountBuffer(() => this);
+
+  /** The children that succeeded in the open batched commit, counted on their parents at its end (`FamilyBuffer`). */
+  readonly family = new FamilyBuffer((writes) => walkFamilies(this, writes));
 
   constructor(private readonly db: Database.Database) {
     this.claim = claimStatements(db);

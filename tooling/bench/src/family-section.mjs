@@ -13,10 +13,11 @@ export async function familySection({ quick, concurrency, scenario, inTurns, add
   const family = (name, args) => scenario(name, { ...args, ...(url ? { url } : {}) }, FAMILY_SCENARIOS);
   const n = quick ? 200 : 1000;
   log(`child runs on ${store}, n=${n}`);
-  const [parent, runs] = await inTurns([
-    () => family('fanout', { n, concurrency }),
-    () => family('independent', { n, concurrency }),
-  ]);
+  // Each measurement lasts a few hundred milliseconds, where a stall of the shared machine weighs: seven in turns.
+  const [parent, runs] = await inTurns(
+    [() => family('fanout', { n, concurrency }), () => family('independent', { n, concurrency })],
+    7,
+  );
   add(
     `runs/s, one parent with ${n} children (${store})`,
     `${n} children`,

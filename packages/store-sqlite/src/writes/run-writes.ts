@@ -1,4 +1,5 @@
 import {
+  type AppliedWrite,
   type CountedParent,
   checkWrite,
   childKeyTaken,
@@ -20,7 +21,8 @@ import { countFinished, countMove } from './run-counts.js';
  * Applies one conditional run write: the row updated only if it is still `current` (see `Statements.updateRun`), then
  * its history and events, and the counts of `operator.stats()` when the run moves into or out of a counted status,
  * and its minute's count when it settles; then what it leads to in other runs (`followFamilySync`: its children
- * inserted, its parent counted, its unsettled children cancelled). Answers `false`, having written nothing, when the
+ * inserted, its parent counted, its unsettled children cancelled; a child's success is counted at the batch's end,
+ * see `FamilyBuffer`). Answers `false`, having written nothing, when the
  * row moved. A child key already taken throws `IDEMPOTENCY_CONFLICT` before anything is written.
  */
 export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite): boolean {
@@ -28,8 +30,13 @@ export function tryApplyWrite(s: Statements, current: RunRecord, write: RunWrite
   const family = touchesFamily(current, write);
   if (family && write.children !== undefined) assertKeysFree(s, write.children);
   if (!applyOne(s, current, write)) return false;
-  if (family) followFamilySync([{ current, write }], familyIo(s));
+  if (family && !s.family.defer(current, write)) followFamilySync([{ current, write }], familyIo(s));
   return true;
+}
+
+/** Walks what `writes`, applied in the open transaction, lead to in other runs (see `tryApplyWrite`). */
+export function walkFamilies(s: Statements, writes: readonly AppliedWrite[]): void {
+  followFamilySync(writes, familyIo(s));
 }
 
 /** `tryApplyWrite` for a row read in the same transaction, where a moved row is a bug. */
