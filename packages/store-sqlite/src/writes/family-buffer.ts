@@ -1,5 +1,6 @@
 import type { AppliedWrite, RunRecord, RunWrite } from '@docket/core/store';
 import type { BatchHooks } from '../commit-batcher.js';
+import { ItemBuffer } from './item-buffer.js';
 
 /**
  * The children that succeeded in the open batched commit, counted on their parents at the batch's end: core's
@@ -9,12 +10,10 @@ import type { BatchHooks } from '../commit-batcher.js';
  * transaction, before its COMMIT. Children of an item rolled back to its savepoint are dropped with it; outside a
  * batch nothing waits.
  */
-export class FamilyBuffer implements BatchHooks {
-  private active = false;
-  private kept: AppliedWrite[] = [];
-  private item: AppliedWrite[] = [];
-
-  constructor(private readonly walk: (writes: readonly AppliedWrite[]) => void) {}
+export class FamilyBuffer extends ItemBuffer<AppliedWrite> {
+  constructor(private readonly walk: (writes: readonly AppliedWrite[]) => void) {
+    super();
+  }
 
   /** Takes the family walk of a write when it may wait for the batch's end (see the class); answers whether it did. */
   defer(current: RunRecord, write: RunWrite): boolean {
@@ -23,28 +22,11 @@ export class FamilyBuffer implements BatchHooks {
     return true;
   }
 
-  begin(): void {
-    this.active = true;
-    this.kept = [];
-    this.item = [];
-  }
-
-  itemEnded(kept: boolean): void {
-    if (kept) for (const applied of this.item) this.kept.push(applied);
-    this.item = [];
-  }
-
   /** Walks the kept children's families in the batch's transaction; a throw aborts the batch. */
   flush(): void {
     const kept = this.kept;
     this.end();
     if (kept.length > 0) this.walk(kept);
-  }
-
-  end(): void {
-    this.active = false;
-    this.kept = [];
-    this.item = [];
   }
 }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { BatchHooks } from '../commit-batcher.js';
+import { ItemBuffer } from './item-buffer.js';
 
 /** One changes-feed row: namespace, task name, task version, run id, seq. */
 type FeedRow = [string, string, string, string, number];
@@ -14,13 +15,12 @@ const ROWS_PER_INSERT = 64;
  * back to its savepoint are dropped with it. Outside a batch (a start in the application's own transaction) each
  * row is written at once.
  */
-export class FeedBuffer implements BatchHooks {
-  private active = false;
-  private kept: FeedRow[] = [];
-  private item: FeedRow[] = [];
+export class FeedBuffer extends ItemBuffer<FeedRow> {
   private readonly inserts = new Map<number, Database.Statement>();
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    super();
+  }
 
   /** Adds one history entry's feed row: to the current item inside a batch, or at once outside one. */
   add(row: FeedRow): void {
@@ -28,26 +28,9 @@ export class FeedBuffer implements BatchHooks {
     else this.insert([row]);
   }
 
-  begin(): void {
-    this.active = true;
-    this.kept = [];
-    this.item = [];
-  }
-
-  itemEnded(kept: boolean): void {
-    if (kept) for (const row of this.item) this.kept.push(row);
-    this.item = [];
-  }
-
   flush(): void {
     for (let i = 0; i < this.kept.length; i += ROWS_PER_INSERT) this.insert(this.kept.slice(i, i + ROWS_PER_INSERT));
     this.end();
-  }
-
-  end(): void {
-    this.active = false;
-    this.kept = [];
-    this.item = [];
   }
 
   /** One INSERT of up to `ROWS_PER_INSERT` rows, prepared once per row count. */
