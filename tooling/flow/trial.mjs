@@ -36,11 +36,11 @@ function readLines(file) {
 }
 
 /**
- * Kills a worker (SIGKILL) once it holds leases of the limited task (runs whose last entry is its `CLAIMED`) and each
- * of their pages began (in its `log`): a lease killed before its page's start is logged would count as held by no one
- * until recovered.
+ * Waits until a worker holds leases of the limited task (runs whose last entry is its `CLAIMED`) and each of their
+ * pages began (in its `log`): a lease killed before its page's start is logged would count as held by no one until
+ * recovered.
  */
-async function killHolding(queue, worker, log) {
+async function untilHolding(queue, worker, log) {
   await until(
     async () => {
       const running = (await queue.operator.runs.list({ taskName: FLOW_TASK, status: 'running' })).items;
@@ -55,7 +55,6 @@ async function killHolding(queue, worker, log) {
     20_000,
     `worker ${worker.id} to hold a lease`,
   );
-  worker.proc.kill('SIGKILL');
 }
 
 /**
@@ -83,8 +82,13 @@ export async function flowTrial({
   const procs = [];
   const logs = mkdtempSync(join(tmpdir(), 'docket-flow-'));
   try {
-    for (let i = 0; i < workers; i++) procs.push(spawnWorker(`w${i}`, join(logs, `w${i}.log`)));
-    await Promise.all(procs.map((p) => p.ready));
+    const spawn = async (from, to) => {
+      for (let i = from; i < to; i++) procs.push(spawnWorker(`w${i}`, join(logs, `w${i}.log`)));
+      await Promise.all(procs.map((p) => p.ready));
+    };
+    // The worker to kill starts alone, so that it surely claims: a worker that settles a page claims the freed slot
+    // at once, and the others could keep every slot for the whole trial. The rest start once it holds its leases.
+    await spawn(0, kill ? 1 : workers);
     if (pause) await setPaused(producer, true);
     const startedAt = Date.now();
     const holdUntil = startedAt + holdFirstMs;
@@ -106,7 +110,11 @@ export async function flowTrial({
     for (let i = 0; i < inputs.length; i += 500) await tasks.limited.startMany(inputs.slice(i, i + 500));
     for (let i = 0; i < other; i++) await tasks.other.start({ query: { other: i } });
     const pausedClaims = pause ? await whilePaused(producer, other) : null;
-    if (kill) await killHolding(producer, procs[0], join(logs, `${procs[0].id}.log`));
+    if (kill) {
+      await untilHolding(producer, procs[0], join(logs, `${procs[0].id}.log`));
+      await spawn(1, workers);
+      procs[0].proc.kill('SIGKILL');
+    }
     const total = runs + other;
     await until(
       async () => (await producer.operator.stats()).byStatus.success === total,
