@@ -1,9 +1,11 @@
 import { join } from 'node:path';
+import type { RunRecord, RunWrite } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchAbort, CommitBatcher } from '../src/commit-batcher.js';
 import { sqliteStore } from '../src/index.js';
 import { Statements } from '../src/statements.js';
+import { FamilyBuffer, familyFirst } from '../src/writes/family-buffer.js';
 import { countFinished, countMove } from '../src/writes/run-counts.js';
 import { tempDir } from './helpers.js';
 
@@ -112,5 +114,37 @@ describe('CommitBatcher', () => {
       }, 'none'),
     ]);
     expect(counts()).toEqual([]);
+  });
+
+  it("walks the families of its kept items' successful children at its end, leaving out an item rolled back", async () => {
+    const { db, s: statements } = await open(cleanups);
+    const walked: string[][] = [];
+    const family = new FamilyBuffer((writes) => walked.push(writes.map((w) => w.write.run.runId)));
+    const batch = new CommitBatcher(
+      db,
+      (error) => error,
+      512,
+      (error) => error,
+      familyFirst(family, statements.counts),
+    );
+    const settled = (runId: string, status: RunRecord['status']) => {
+      const current = { runId, status: 'running' } as RunRecord;
+      const run = { runId, status, parent: { runId: 'parent', page: 1 }, children: null } as RunRecord;
+      const write: RunWrite = { run, history: [], events: [] };
+      return [current, write] as const;
+    };
+    const deferred = await Promise.allSettled([
+      batch.run(() => family.defer(...settled('kept', 'success'))),
+      batch.run(() => {
+        family.defer(...settled('rolled-back', 'success'));
+        throw new Error('the item failed after its write');
+      }),
+      // A failed child may fail its parent and cancel its siblings: its family is walked at once, not deferred.
+      batch.run(() => family.defer(...settled('failed', 'failed'))),
+    ]);
+    expect(deferred.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([true, 'rejected', false]);
+    expect(walked).toEqual([['kept']]);
+    // Outside a batch nothing waits.
+    expect(family.defer(...settled('alone', 'success'))).toBe(false);
   });
 });
