@@ -36,6 +36,24 @@ export interface BatchHooks {
 
 const NO_HOOKS: BatchHooks = { begin() {}, itemEnded() {}, flush() {}, end() {} };
 
+/** Several parts' batch hooks called as one, in order. */
+export function allHooks(...parts: BatchHooks[]): BatchHooks {
+  return {
+    begin: () => {
+      for (const part of parts) part.begin();
+    },
+    itemEnded: (kept) => {
+      for (const part of parts) part.itemEnded(kept);
+    },
+    flush: () => {
+      for (const part of parts) part.flush();
+    },
+    end: () => {
+      for (const part of parts) part.end();
+    },
+  };
+}
+
 /** One unit of work in a batch. */
 interface Item {
   work: () => unknown;

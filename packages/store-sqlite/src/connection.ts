@@ -2,7 +2,7 @@ import { DocketError } from '@docket/core';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
-import { CommitBatcher } from './commit-batcher.js';
+import { allHooks, CommitBatcher } from './commit-batcher.js';
 import type { SqliteContext } from './context.js';
 import { batchAborted, storageFailure } from './errors.js';
 import { FileIdentityWatch } from './file-identity.js';
@@ -10,7 +10,6 @@ import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { Statements } from './statements.js';
 import { familyFirst } from './writes/family-buffer.js';
-import { allHooks } from './writes/feed-buffer.js';
 
 /** WAL pages between automatic checkpoints: fewer checkpoints write each hot page back fewer times (see bench). */
 const WAL_AUTOCHECKPOINT_PAGES = 10_000;

@@ -1,5 +1,5 @@
 import type { AppliedWrite, RunRecord, RunWrite } from '@docket/core/store';
-import type { BatchHooks } from '../commit-batcher.js';
+import { allHooks, type BatchHooks } from '../commit-batcher.js';
 import { ItemBuffer } from './item-buffer.js';
 
 /**
@@ -43,22 +43,11 @@ function countsOnly(write: RunWrite): boolean {
  */
 export function familyFirst(family: FamilyBuffer, rest: BatchHooks): BatchHooks {
   return {
-    begin: () => {
-      family.begin();
-      rest.begin();
-    },
-    itemEnded: (kept) => {
-      family.itemEnded(kept);
-      rest.itemEnded(kept);
-    },
+    ...allHooks(family, rest),
     flush: () => {
       family.flush();
       rest.itemEnded(true);
       rest.flush();
-    },
-    end: () => {
-      family.end();
-      rest.end();
     },
   };
 }

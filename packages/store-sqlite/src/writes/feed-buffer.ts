@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { BatchHooks } from '../commit-batcher.js';
 import { ItemBuffer } from './item-buffer.js';
 
 /** One changes-feed row: namespace, task name, task version, run id, seq. */
@@ -45,22 +44,4 @@ export class FeedBuffer extends ItemBuffer<FeedRow> {
     }
     statement.run(rows.flat());
   }
-}
-
-/** Several parts' batch hooks called as one, in order. */
-export function allHooks(...parts: BatchHooks[]): BatchHooks {
-  return {
-    begin: () => {
-      for (const part of parts) part.begin();
-    },
-    itemEnded: (kept) => {
-      for (const part of parts) part.itemEnded(kept);
-    },
-    flush: () => {
-      for (const part of parts) part.flush();
-    },
-    end: () => {
-      for (const part of parts) part.end();
-    },
-  };
 }
