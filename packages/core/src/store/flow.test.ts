@@ -13,6 +13,7 @@ const STATE: TaskFlowState = {
 /** A reader over `groups` groups of `perGroup` due runs (`g<i>-<j>`), counting the group scopes it is asked for. */
 function reader(groups: number, perGroup: number, batched: boolean) {
   const scopesRead: string[] = [];
+  const mostAsked: number[] = [];
   const dueOf = (group: string, take: number) =>
     Array.from({ length: Math.min(take, perGroup) }, (_, j) => `${group}-${j}`);
   const read: FlowReader<string> = {
@@ -31,8 +32,13 @@ function reader(groups: number, perGroup: number, batched: boolean) {
       ),
     due: (_task, _versions, group, limit) => (group === null ? [] : dueOf(group, limit)),
   };
-  if (batched) read.dueOfGroups = (_task, _versions, turns) => turns.flatMap((t) => dueOf(t.group, t.take));
-  return { read, scopesRead };
+  if (batched) {
+    read.dueOfGroups = (_task, _versions, turns, most) => {
+      mostAsked.push(most);
+      return turns.flatMap((t) => dueOf(t.group, t.take)).slice(0, most);
+    };
+  }
+  return { read, scopesRead, mostAsked };
 }
 
 describe('flowCandidates by group', () => {
@@ -45,8 +51,9 @@ describe('flowCandidates by group', () => {
 
     const batched = reader(40, 10, true);
     expect(flowCandidates(batched.read, STATE, 't', ['1'], { limit: 25, now: NOW })).toEqual(runs);
-    // Sixteen groups a statement: the first statement fills the claim.
+    // Sixteen groups a statement: the first statement fills the claim, asked for no more runs than the claim takes.
     expect(batched.scopesRead).toHaveLength(16);
+    expect(batched.mostAsked).toEqual([25]);
   });
 
   it('walks on past groups at their limit and says when one reopens, once every group is passed', () => {

@@ -71,8 +71,16 @@ export interface FlowReader<R> {
   ): GroupTurn[];
   /** Up to `limit` due runs of the versions (of one group, or of any with `null`), in the claim order. */
   due(taskName: string, versions: readonly string[], group: string | null, limit: number): R[];
-  /** Optional: `due` for several groups at once, each up to its `take`, group after group. */
-  dueOfGroups?(taskName: string, versions: readonly string[], turns: readonly { group: string; take: number }[]): R[];
+  /**
+   * Optional: `due` for several groups at once, each up to its `take`, group after group, and at most `most` in all
+   * (a store may stop reading there: the groups after the last one that gave a run are then left for a later claim).
+   */
+  dueOfGroups?(
+    taskName: string,
+    versions: readonly string[],
+    turns: readonly { group: string; take: number }[],
+    most: number,
+  ): R[];
 }
 
 /** How many groups a claim asks `dueOfGroups` for at once. */
@@ -110,7 +118,7 @@ export function flowCandidates<R>(
     const read =
       reader.dueOfGroups === undefined
         ? reader.due(taskName, versions, first.group, first.take)
-        : reader.dueOfGroups(taskName, versions, turns);
+        : reader.dueOfGroups(taskName, versions, turns, left);
     rows.push(...read.slice(0, left));
   }
   if (walk.heldBack !== undefined) request.heldBack?.(walk.heldBack);

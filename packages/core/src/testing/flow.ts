@@ -111,6 +111,21 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(await claim(t + 590)).toHaveLength(2);
     });
 
+    it('a claim filled by its first groups leaves the groups after them to the next claim', async () => {
+      const h = await area.harness();
+      const definition = { name: 'spread', version: '1', flow: { group: { concurrency: 5 } } };
+      const { task } = await area.open(h.store, definition, undefined, { runtime: { mode: 'producer' } });
+      const claim = (limit: number, now: number) =>
+        h.store.claimDue(workerClaim([{ name: 'spread', version: '1' }], limit, now).request);
+      await task.startMany(Array.from({ length: 20 }, (_, i) => ({ query: { i }, group: `g${i}` })));
+      const t = Date.now() + 1000;
+      expect(await claim(5, t)).toHaveLength(5);
+      // Within a second: a store that keeps its group list must still hold the groups the first claim did not reach.
+      const rest = await claim(20, t + 1);
+      expect(rest).toHaveLength(15);
+      expect(new Set(rest.map((run) => run.group)).size).toBe(15);
+    });
+
     it('a group at its rate never holds back another group', async () => {
       const { task } = await twoConsumers({ group: { rate: { max: 1, perMs: 60_000 } } }, 1);
       const first = await task.startMany([

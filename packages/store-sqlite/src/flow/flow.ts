@@ -51,10 +51,16 @@ export function sqliteFlowReader(
   dueOfVersion: (task: string, version: string, limit: number) => RunRecord[],
 ): SqliteFlowReader {
   const kept = new Set<string>();
-  const ofGroups = (task: string, versions: readonly string[], turns: readonly { group: string; take: number }[]) => {
-    const runs = dueOfGroups(s, namespace, task, versions, turns, now);
+  const ofGroups = (
+    task: string,
+    versions: readonly string[],
+    turns: readonly { group: string; take: number }[],
+    most: number,
+  ) => {
+    const { runs, reached } = dueOfGroups(s, { namespace, task, versions, now }, turns, most);
     const found = new Set(runs.map((run) => run.group ?? DEFAULT_GROUP));
-    for (const turn of turns) if (!found.has(turn.group)) s.groupLists.drop(namespace, task, turn.group);
+    for (const turn of turns.slice(0, reached))
+      if (!found.has(turn.group)) s.groupLists.drop(namespace, task, turn.group);
     return runs;
   };
   return {
@@ -91,32 +97,37 @@ export function sqliteFlowReader(
         for (const version of versions) rows.push(...dueOfVersion(task, version, limit));
         return rows;
       }
-      return ofGroups(task, versions, [{ group, take: limit }]);
+      return ofGroups(task, versions, [{ group, take: limit }], limit);
     },
     dueOfGroups: ofGroups,
     keptGroups: (task) => kept.has(task),
   };
 }
 
-/** The due runs of the given versions of each group (up to its `take`), `GROUPS_PER_STATEMENT` groups a statement. */
+/**
+ * The due runs of the given versions of each group (up to its `take`), at most `most` in all, `GROUPS_PER_STATEMENT`
+ * groups a statement. `reached`: how many of the turns were read to their end (a statement stops at `most`, so the
+ * groups after the last one that gave a run may not have been read).
+ */
 function dueOfGroups(
   s: Statements,
-  namespace: string,
-  task: string,
-  versions: readonly string[],
+  of: { namespace: string; task: string; versions: readonly string[]; now: number },
   turns: readonly { group: string; take: number }[],
-  now: number,
-): RunRecord[] {
+  most: number,
+): { runs: RunRecord[]; reached: number } {
   const runs: RunRecord[] = [];
   for (let i = 0; i < turns.length; i += GROUPS_PER_STATEMENT) {
     const chunk = turns.slice(i, i + GROUPS_PER_STATEMENT);
-    const params = chunk.flatMap((turn) => [namespace, task, turn.group, now, turn.take]);
-    for (const values of s.flow.groupsDue(chunk.length).all(...params)) {
-      const run = rowToRun(runRowOf(values));
-      if (versions.includes(run.taskVersion)) runs.push(run);
+    const left = most - runs.length;
+    const params = chunk.flatMap((turn) => [of.namespace, of.task, turn.group, ...of.versions, of.now, turn.take]);
+    const rows = s.flow.groupsDue(chunk.length, of.versions.length).all(...params, left);
+    for (const values of rows) runs.push(rowToRun(runRowOf(values)));
+    if (rows.length === left) {
+      const last = runs.at(-1)?.group ?? DEFAULT_GROUP;
+      return { runs, reached: i + chunk.findIndex((turn) => turn.group === last) };
     }
   }
-  return runs;
+  return { runs, reached: turns.length };
 }
 
 /** Flow control's writes for one namespace, inside the claim's transaction. */

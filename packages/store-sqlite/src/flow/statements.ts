@@ -1,5 +1,6 @@
 import { RUN_COLUMNS, TASK_COLUMNS, type TaskRow } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { BOUND_LIMIT } from '../sql/bound-limit.js';
 
 /** Whose claims a `docket_flow_claims` row counts: the task's, or one group's. */
 export type Scope = 'task' | 'group';
@@ -22,8 +23,8 @@ export interface FlowStatements {
     [string, string, string, string, string, string],
     { group_key: string; last_claimed_at: number | null }
   >;
-  /** The due runs of `count` groups, each group's in claim order up to its limit (see `groupsDueStatement`). */
-  groupsDue: (count: number) => Database.Statement<unknown[], unknown[]>;
+  /** The due runs of `count` groups and `versions` versions, in claim order up to limits (see `groupsDueStatements`). */
+  groupsDue: (count: number, versions: number) => Database.Statement<unknown[], unknown[]>;
   insertClaim: Database.Statement<[string, string, Scope, string, number, number]>;
   pruneClaims: Database.Statement<[string, string, Scope, number]>;
   touchGroup: Database.Statement<[string, string, string, number]>;
@@ -102,23 +103,26 @@ export function flowStatements(db: Database.Database): FlowStatements {
 export const GROUPS_PER_STATEMENT = 16;
 
 /**
- * `groupsDue(count)`: one statement (prepared once per count) that reads the due runs of `count` groups of a task,
- * each group's highest priority first and earliest due first within it, up to its own limit: per group the
- * parameters namespace, task, group, now and limit, in that order. `docket_runs_group_claim` keeps each group's
- * claimable runs in that order (priority descending), so each part stops at its limit.
+ * `groupsDue(count, versions)`: one statement (prepared once per shape) that reads the due runs of `count` groups of
+ * a task, each group's highest priority first and earliest due first within it, up to its own limit, and stops at a
+ * limit for all. Per group the parameters namespace, task, group, the `versions` task versions, now and the group's
+ * limit, in that order; then the limit for all. `docket_runs_group_claim` keeps each group's claimable runs in that
+ * order (priority descending), so each part stops at its limit, and the parts after the limit for all are not run.
  */
 function groupsDueStatements(db: Database.Database, runColumns: string): FlowStatements['groupsDue'] {
-  const prepared = new Map<number, Database.Statement<unknown[], unknown[]>>();
-  const part = `SELECT * FROM (SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_group_claim
-    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL AND claim_due_at <= ?
-    ORDER BY priority DESC, claim_due_at LIMIT ?)`;
-  return (count) => {
-    let statement = prepared.get(count);
+  const prepared = new Map<string, Database.Statement<unknown[], unknown[]>>();
+  const part = (versions: number) => `SELECT * FROM (SELECT ${runColumns} FROM docket_runs
+    INDEXED BY docket_runs_group_claim
+    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL
+      AND task_version IN (${Array.from({ length: versions }, () => '?').join(', ')}) AND claim_due_at <= ?
+    ORDER BY priority DESC, claim_due_at ${BOUND_LIMIT})`;
+  return (count, versions) => {
+    const key = `${count}:${versions}`;
+    let statement = prepared.get(key);
     if (statement === undefined) {
-      statement = db
-        .prepare<unknown[], unknown[]>(Array.from({ length: count }, () => part).join(' UNION ALL '))
-        .raw(true);
-      prepared.set(count, statement);
+      const parts = Array.from({ length: count }, () => part(versions)).join(' UNION ALL ');
+      statement = db.prepare<unknown[], unknown[]>(`${parts} ${BOUND_LIMIT}`).raw(true);
+      prepared.set(key, statement);
     }
     return statement;
   };

@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
 import { NEWEST_ID, type Statements } from '../statements.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The statements `callbackEventStatements` prepares. */
 export interface CallbackEventStatements {
@@ -28,12 +29,12 @@ export function callbackEventStatements(db: Database.Database): CallbackEventSta
        WHERE namespace = ? AND status IN ('pending', 'retrying') AND due_at <= ?
        AND NOT EXISTS (SELECT 1 FROM docket_events AS p INDEXED BY docket_events_run WHERE p.run_id = e.run_id
          AND p.status IN ('pending', 'retrying', 'delivering') AND p.sequence < e.sequence)
-       ORDER BY due_at LIMIT ?`,
+       ORDER BY due_at ${BOUND_LIMIT}`,
     ),
     /** Deliveries whose lease expired. */
     selectAbandonedEvents: db.prepare<[string, number, number], EventRow>(
       `SELECT * FROM docket_events INDEXED BY docket_events_due
-       WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at LIMIT ?`,
+       WHERE namespace = ? AND status = 'delivering' AND lease_expires_at <= ? ORDER BY due_at ${BOUND_LIMIT}`,
     ),
     /** Events of a status, newest first below a cursor. */
     listCallbackEvents: db.prepare<[string, string, string, number], EventRow>(

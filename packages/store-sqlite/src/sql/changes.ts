@@ -9,6 +9,7 @@ import {
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 /** A feed row joined with its history entry. */
 type ChangeRow = HistoryRow & { position: number; task_name: string; task_version: string };
@@ -47,13 +48,13 @@ const joined = `SELECT c.position, c.task_name, c.task_version, h.*
 /** The feed's statements, prepared once per connection. */
 export function changeStatements(db: Database.Database): ChangeStatements {
   return {
-    page: db.prepare(`${joined} AND c.namespace = ? ORDER BY c.position LIMIT ?`),
-    taskPage: db.prepare(`${joined} AND c.namespace = ? AND c.task_name = ? ORDER BY c.position LIMIT ?`),
+    page: db.prepare(`${joined} AND c.namespace = ? ORDER BY c.position ${BOUND_LIMIT}`),
+    taskPage: db.prepare(`${joined} AND c.namespace = ? AND c.task_name = ? ORDER BY c.position ${BOUND_LIMIT}`),
     floor: db.prepare('SELECT floor, trim_from FROM docket_feed_floors WHERE namespace = ?'),
     head: db.prepare('SELECT max(position) AS head FROM docket_changes'),
     oldest: db.prepare(
       `SELECT c.position, h.at FROM docket_changes c LEFT JOIN docket_history h ON h.run_id = c.run_id AND h.seq = c.seq
-       WHERE c.namespace = ? AND c.position > ? AND c.position <= ? ORDER BY c.position LIMIT ?`,
+       WHERE c.namespace = ? AND c.position > ? AND c.position <= ? ORDER BY c.position ${BOUND_LIMIT}`,
     ),
     trim: db.prepare('DELETE FROM docket_changes WHERE namespace = ? AND position > ? AND position <= ?'),
     keepFloor: db.prepare(

@@ -16,6 +16,7 @@ import type { SqliteContext } from '../context.js';
 import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { applyWrite } from '../writes/run-writes.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The statements `claimStatements` prepares. */
 export interface ClaimStatements {
@@ -44,7 +45,7 @@ export function claimStatements(db: Database.Database): ClaimStatements {
       .prepare<[string, string, string, number, number, number], unknown[]>(
         `SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_claim_priority
          WHERE namespace = ? AND task_name = ? AND task_version = ? AND priority = ? AND claim_due_at IS NOT NULL
-         AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
+         AND claim_due_at <= ? ORDER BY claim_due_at ${BOUND_LIMIT}`,
       )
       .raw(true),
     /** Runs whose lease expired, as values in `RUN_COLUMNS` order. */
@@ -52,7 +53,7 @@ export function claimStatements(db: Database.Database): ClaimStatements {
       .prepare<[string, number, number], unknown[]>(
         `SELECT ${runColumns} FROM docket_runs INDEXED BY docket_runs_lease
          WHERE namespace = ? AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?
-         ORDER BY lease_expires_at LIMIT ?`,
+         ORDER BY lease_expires_at ${BOUND_LIMIT}`,
       )
       .raw(true),
     /** The earliest claim due time of one task and priority. */

@@ -10,6 +10,7 @@ import { rowToSchedule, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/st
 import type Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { countMove } from '../writes/run-counts.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The schedule statements of one connection, prepared on first use. */
 const prepared = new WeakMap<Database.Database, Map<string, Database.Statement>>();
@@ -34,7 +35,7 @@ const UPSERT = `INSERT OR REPLACE INTO docket_schedules (${SCHEDULE_COLUMNS.join
 const DELETE = 'DELETE FROM docket_schedules WHERE namespace = ? AND schedule_id = ?';
 const DUE = `SELECT * FROM docket_schedules INDEXED BY docket_schedules_due
   WHERE namespace = ? AND task_name = ? AND task_version = ? AND enabled = 1 AND next_at IS NOT NULL AND next_at <= ?
-  ORDER BY next_at LIMIT ?`;
+  ORDER BY next_at ${BOUND_LIMIT}`;
 const LIST = 'SELECT * FROM docket_schedules WHERE namespace = ? AND schedule_id > ? ORDER BY schedule_id LIMIT ?';
 
 /**
