@@ -1,5 +1,8 @@
 import type { CallbackCounts, HistoryEntry, RunStatus } from '@docket/core';
 import {
+  CHILD_COLUMNS,
+  type ChildRecord,
+  type ChildRow,
   countCallbacks,
   countCallbacksByRun,
   type HistoryRow,
@@ -11,6 +14,7 @@ import {
   type RunRow,
   type RunStatsAnswer,
   type RunStatsRequest,
+  rowToChild,
   rowToHistory,
   rowToRun,
   runRowOf,
@@ -41,8 +45,8 @@ export interface ReadStatements {
   statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   settledMinutes: Database.Statement<[string, number], { minute: number; n: number }>;
   listRuns: (request: ListRunsRequest & { before: string }) => RunRow[];
-  /** `listChildren`: one page's children in id order (`namespace`, `parent_run_id`, `parent_page`). */
-  listChildren: Database.Statement<[string, string, number], unknown[]>;
+  /** `listChildren`: one page's children in id order (`namespace`, `parent_run_id`, `parent_page`), `CHILD_COLUMNS`. */
+  listChildren: Database.Statement<[string, string, number], ChildRow>;
   /** The children of a parent that are not terminal, in id order: the cancel cascade's rows. */
   unsettledChildren: Database.Statement<[string, string], unknown[]>;
   /** The family walk's count step (`CountedParent`): `by`, `now`, `namespace`, `run_id`; answers the parent after it. */
@@ -89,12 +93,10 @@ export function readStatements(db: Database.Database): ReadStatements {
       'SELECT minute, n FROM docket_settled_minutes WHERE namespace = ? AND minute >= ? ORDER BY minute',
     ),
     listRuns: runListing(db),
-    listChildren: db
-      .prepare<[string, string, number], unknown[]>(
-        `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs INDEXED BY docket_runs_parent
-         WHERE namespace = ? AND parent_run_id = ? AND parent_page = ? ORDER BY run_id`,
-      )
-      .raw(true),
+    listChildren: db.prepare<[string, string, number], ChildRow>(
+      `SELECT ${CHILD_COLUMNS.join(', ')} FROM docket_runs INDEXED BY docket_runs_parent
+       WHERE namespace = ? AND parent_run_id = ? AND parent_page = ? ORDER BY run_id`,
+    ),
     unsettledChildren: db
       .prepare<[string, string], unknown[]>(
         `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs INDEXED BY docket_runs_parent
@@ -224,11 +226,9 @@ export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<
   );
 }
 
-/** `Store.listChildren`: one page's children in id order. */
-export function listChildren(ctx: SqliteContext, request: ListChildrenRequest): Promise<RunRecord[]> {
+/** `Store.listChildren`: one page's children in id order, read only in the columns `ctx.children` shows. */
+export function listChildren(ctx: SqliteContext, request: ListChildrenRequest): Promise<ChildRecord[]> {
   return ctx.read('store.listChildren', ({ s }) =>
-    s.reads.listChildren
-      .all(request.namespace, request.parentRunId, request.page)
-      .map((values) => rowToRun(runRowOf(values))),
+    s.reads.listChildren.all(request.namespace, request.parentRunId, request.page).map(rowToChild),
   );
 }
