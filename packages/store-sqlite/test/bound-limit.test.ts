@@ -3,8 +3,8 @@ import { createQueue } from '@docket/core';
 import { RUN_COLUMNS } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BOUND_LIMIT } from '../src/bound-limit.js';
 import { sqliteStore } from '../src/index.js';
-import { BOUND_LIMIT } from '../src/sql/bound-limit.js';
 import { Statements } from '../src/statements.js';
 import { tempDir } from './helpers.js';
 

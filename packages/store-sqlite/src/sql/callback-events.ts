@@ -7,10 +7,10 @@ import {
   rowToEvent,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { BOUND_LIMIT } from '../bound-limit.js';
 import type { SqliteContext } from '../context.js';
 import { NEWEST_ID, type Statements } from '../statements.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
-import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The statements `callbackEventStatements` prepares. */
 export interface CallbackEventStatements {

@@ -8,8 +8,8 @@ import {
   type TrimChangesRequest,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { BOUND_LIMIT } from '../bound-limit.js';
 import type { SqliteContext } from '../context.js';
-import { BOUND_LIMIT } from './bound-limit.js';
 
 /** A feed row joined with its history entry. */
 type ChangeRow = HistoryRow & { position: number; task_name: string; task_version: string };

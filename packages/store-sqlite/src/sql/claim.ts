@@ -12,11 +12,11 @@ import {
   tasksByName,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { BOUND_LIMIT } from '../bound-limit.js';
 import type { SqliteContext } from '../context.js';
 import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { applyWrite } from '../writes/run-writes.js';
-import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The statements `claimStatements` prepares. */
 export interface ClaimStatements {

@@ -8,9 +8,9 @@ import type {
 } from '@docket/core/store';
 import { rowToSchedule, SCHEDULE_COLUMNS, scheduleParams } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { BOUND_LIMIT } from '../bound-limit.js';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { countMove } from '../writes/run-counts.js';
-import { BOUND_LIMIT } from './bound-limit.js';
 
 /** The schedule statements of one connection, prepared on first use. */
 const prepared = new WeakMap<Database.Database, Map<string, Database.Statement>>();
