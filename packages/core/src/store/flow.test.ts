@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_SCOPE, type GroupTurn, type TaskFlowState } from '../machine/flow.js';
-import { type FlowReader, flowCandidates } from './flow.js';
+import { EMPTY_SCOPE, type FlowScopeState, type GroupTurn, type TaskFlowState } from '../machine/flow.js';
+import { crowdedScope, crowdedTurns, type FlowReader, flowCandidates, flowPlanOf, takesAsMuch } from './flow.js';
 
 const NOW = 50_000;
 const STATE: TaskFlowState = {
@@ -68,5 +68,43 @@ describe('flowCandidates by group', () => {
     expect(runs).toEqual(['g001-0', 'g001-1', 'g003-0', 'g003-1']);
     expect(held).toEqual([NOW + 700]);
     expect(scopesRead).toEqual(['g001', 'g003']);
+  });
+});
+
+describe('plans on crowded scopes (claims that share a task lock)', () => {
+  const limits: TaskFlowState = {
+    flow: { concurrency: 100, group: { concurrency: 40 } },
+    paused: false,
+    holdUntil: null,
+    groupHoldUntil: null,
+  };
+  const turns = (leased: number): GroupTurn[] =>
+    ['a', 'b'].map((group) => ({ group, lastClaimedAt: null, scope: () => ({ ...EMPTY_SCOPE, leased }) }));
+  const plan = (task: FlowScopeState, groups: GroupTurn[], limit: number) =>
+    flowPlanOf(
+      limits,
+      () => task,
+      () => groups,
+      { limit, now: NOW },
+    );
+
+  it('counts the claims beside it as leases and claims of the task and of every group', () => {
+    expect(crowdedScope({ ...EMPTY_SCOPE, leased: 3, claimsInWindow: 4 }, 20)).toMatchObject({
+      leased: 23,
+      claimsInWindow: 24,
+    });
+    const [turn] = crowdedTurns(turns(5), 20);
+    expect(turn?.scope().leased).toBe(25);
+  });
+
+  it('takes as much as alone while every limit has room for the claims beside it, and less once one has not', () => {
+    const roomy = plan(EMPTY_SCOPE, turns(0), 10);
+    expect(takesAsMuch(plan(crowdedScope(EMPTY_SCOPE, 20), crowdedTurns(turns(0), 20), 10), roomy)).toBe(true);
+    // The groups' limit (40) leaves 15 beside 25 leased: crowded by 20, a group gives 0 of the 10 it gives alone.
+    const tight = plan(EMPTY_SCOPE, turns(25), 10);
+    const crowded = plan(crowdedScope(EMPTY_SCOPE, 20), crowdedTurns(turns(25), 20), 10);
+    expect(tight.take).toBe(10);
+    expect(crowded.take).toBe(0);
+    expect(takesAsMuch(crowded, tight)).toBe(false);
   });
 });

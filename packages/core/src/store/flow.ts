@@ -148,6 +148,32 @@ export function flowPlanOf(
   return plan;
 }
 
+/**
+ * A scope as a claim that shares its task's flow lock must see it: `more` leases and claims added for the claims that
+ * may be in flight beside it, not committed yet (a store bounds how many there are and how many runs each takes).
+ * Planned on crowded scopes, the claims that share a lock pass no limit together.
+ */
+export function crowdedScope(scope: FlowScopeState, more: number): FlowScopeState {
+  return { ...scope, leased: scope.leased + more, claimsInWindow: scope.claimsInWindow + more };
+}
+
+/** The group turns with each group's scope crowded by `more` (see `crowdedScope`). */
+export function crowdedTurns(turns: readonly GroupTurn[], more: number): GroupTurn[] {
+  return turns.map((turn) => ({ ...turn, scope: () => crowdedScope(turn.scope(), more) }));
+}
+
+/**
+ * Whether a plan made on crowded scopes takes as much as the plan made alone: the same mode, take and groups. When it
+ * takes less, sharing the lock would hold runs back that the limits allow, and the claim should take the lock alone.
+ */
+export function takesAsMuch(crowded: FlowClaimPlan, alone: FlowClaimPlan): boolean {
+  if (crowded.mode !== alone.mode || crowded.take !== alone.take) return false;
+  if (crowded.groups.length !== alone.groups.length) return false;
+  return crowded.groups.every(
+    (turn, i) => turn.group === alone.groups[i]?.group && turn.take === alone.groups[i]?.take,
+  );
+}
+
 /** The rate window's start for a scope with a rate (its claims after it count), else `now`. */
 export function windowStart(now: number, rate: FlowRate | undefined): number {
   return rate === undefined ? now : now - rate.perMs;

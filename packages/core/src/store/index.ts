@@ -120,6 +120,8 @@ export {
 export { definitionConflict } from './definitions.js';
 export { EVENT_COLUMNS, type EventRow, eventParams, rowToEvent } from './event-row.js';
 export {
+  crowdedScope,
+  crowdedTurns,
   type FlowReader,
   type FlowRecorder,
   flowCandidates,
@@ -130,6 +132,7 @@ export {
   mergeCandidates,
   recordFlowClaims,
   registeredTask,
+  takesAsMuch,
   tasksByName,
   windowStart,
 } from './flow.js';

@@ -27,6 +27,8 @@ export interface LockedTask {
   turns: GroupTurn[];
   /** Whether the groups came from the list kept since an earlier claim (see `GroupLists`). */
   keptGroups: boolean;
+  /** The seat of a claim that shares the task's flow lock (-1: no seat was free), none for a claim alone. */
+  seat?: number;
 }
 
 /** Reads statements in the claim's transaction and answers their rows, in order. */

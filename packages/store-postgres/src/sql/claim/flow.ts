@@ -16,10 +16,10 @@ import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
 import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
 import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
+import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './flow-sharing.js';
 import {
   dueStatements,
   type FlowReads,
-  flowLockStatement,
   flowReadsOf,
   readsCover,
   recordStatements,
@@ -88,10 +88,14 @@ export async function flowClaimIn(
   return written;
 }
 
-/** What `flowClaim` answers: the runs it claimed, and whether the rest must be claimed the long way (`flowClaimIn`). */
+/**
+ * What `flowClaim` answers: the runs it claimed, whether the rest must be claimed the long way (`flowClaimIn`), and
+ * whether it claimed nothing because a task's lock could not be shared (`alone`: claim again, taking it alone).
+ */
 export interface FlowClaimed {
   runs: RunRecord[];
   long: boolean;
+  alone?: boolean;
 }
 
 /** What the flow claim's selects took: each run's row as selected with core's claim, and the claims to record. */
@@ -125,8 +129,14 @@ export function flowClaim(
     session,
     claim,
     async (send, outcome, answer) => {
-      const locked = await lockAndRead(ctx, send, request, tasks, known);
-      const taken = await takeAll(ctx, send, request, claim, locked, ctx.holdClaims);
+      const read = await lockAndRead(ctx, send, request, tasks, known);
+      const locked = read.map((task) => ctx.flowSharing.admit(request, task));
+      if (locked.includes(null)) {
+        await send(() => ({ text: 'ROLLBACK', prepares: [] }));
+        answer({ runs: [], long: false, alone: true });
+        return null;
+      }
+      const taken = await takeAll(ctx, send, request, claim, locked as LockedTask[], ctx.holdClaims);
       const runs = taken.writes.map((w) => w.write.run);
       if (taken.long) {
         await send(() => ({ text: 'ROLLBACK', prepares: [] }));
@@ -134,7 +144,7 @@ export function flowClaim(
         return null;
       }
       // A rate counts these claims: its records must be as durable as the runs it lets through.
-      const flush = locked.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
+      const flush = read.some((task) => task.state.flow?.rate !== undefined || task.state.flow?.group?.rate);
       const records = taken.records.map(preparedCall);
       if (!ctx.holdClaims || runs.length === 0) {
         outcome.committing();
@@ -162,7 +172,8 @@ async function takeAll(
 ): Promise<Taken> {
   const taken: Taken = { writes: [], records: [], long: false };
   for (const task of locked) {
-    const limit = request.limit - taken.writes.length;
+    // A claim that shares the task's lock takes no more than every other sharer counts it for.
+    const limit = Math.min(request.limit - taken.writes.length, task.seat === undefined ? Infinity : SHARED_TAKE_MAX);
     if (limit <= 0) break;
     const writes = await claimPlainly(ctx, send, { ...request, limit }, claim, task, hold);
     if (writes === null) return { ...taken, long: true };
@@ -206,7 +217,8 @@ async function claimPlainly(
 
 /**
  * The first round trip of `flowClaim` (and a second when a record asks for other reads than the state last known):
- * the tasks locked in name order, each with its state, scope and turns. A task with no record is left out.
+ * the tasks locked in name order, alone or shared as `ctx.flowSharing` says, each with its seat, state, scope and
+ * turns. A task with no record is left out.
  */
 async function lockAndRead(
   ctx: PgContext,
@@ -219,29 +231,46 @@ async function lockAndRead(
   const names = [...tasks.keys()].sort();
   const guesses = names.map((name) => flowReadsOf(known(name), now));
   const reads = names.map((name, i) => scopeReads(ctx, request, name, tasks.get(name) ?? [], guesses[i] as FlowReads));
+  const locks = names.map((name) =>
+    ctx.flowSharing.shares(namespace, name)
+      ? sharedLockStatements(namespace, name)
+      : [flowLockStatement(namespace, name)],
+  );
   const parts: PreparedCall[][] = names.map((name, i) =>
-    [
-      flowLockStatement(namespace, name),
-      taskRowsStatement(ctx.tables, namespace, [name]),
-      ...(reads[i]?.statements ?? []),
-    ].map(preparedCall),
+    [...(locks[i] ?? []), taskRowsStatement(ctx.tables, namespace, [name]), ...(reads[i]?.statements ?? [])].map(
+      preparedCall,
+    ),
   );
   const results = await sendParts(send, [...BEGIN, ...parts.flat()]);
   const read: Read = (statements) => sendParts(send, statements.map(preparedCall));
   let at = BEGIN.length;
   const locked: LockedTask[] = [];
   for (const [i, name] of names.entries()) {
-    const rows = results.slice(at + 2, at + (parts[i]?.length ?? 0));
-    const state = flowStateOf(taskRecordsOf((results[at + 1] ?? []) as TaskRow[]).get(name));
+    const lockCount = locks[i]?.length ?? 1;
+    const seat = lockCount > 1 ? seatOf(results[at + lockCount - 1]) : undefined;
+    const rows = results.slice(at + lockCount + 1, at + (parts[i]?.length ?? 0));
+    const state = flowStateOf(taskRecordsOf((results[at + lockCount] ?? []) as TaskRow[]).get(name));
     at += parts[i]?.length ?? 0;
     if (state === null) continue;
     const needed = flowReadsOf(state, now);
-    if (readsCover(guesses[i] as FlowReads, needed)) {
-      locked.push(await (reads[i] as ReturnType<typeof scopeReads>).locked(state, rows, read));
-      continue;
-    }
-    const again = scopeReads(ctx, request, name, tasks.get(name) ?? [], needed);
-    locked.push(await again.locked(state, await read(again.statements), read));
+    const task = readsCover(guesses[i] as FlowReads, needed)
+      ? await (reads[i] as ReturnType<typeof scopeReads>).locked(state, rows, read)
+      : await relocked(ctx, request, name, tasks.get(name) ?? [], needed, state, read);
+    locked.push(seat === undefined ? task : { ...task, seat });
   }
   return locked;
+}
+
+/** A locked task read again for the reads its record asks for (`needed`), when the state last known asked for others. */
+async function relocked(
+  ctx: PgContext,
+  request: SelectRequest,
+  name: string,
+  versions: readonly string[],
+  needed: FlowReads,
+  state: TaskFlowState,
+  read: Read,
+): Promise<LockedTask> {
+  const again = scopeReads(ctx, request, name, versions, needed);
+  return again.locked(state, await read(again.statements), read);
 }

@@ -9,7 +9,7 @@ import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
 import { taskRecords } from '../../writes/task-rows.js';
 import { nextDueByPriority } from './due-by-priority.js';
-import { flowClaim, flowClaimIn } from './flow.js';
+import { type FlowClaimed, flowClaim, flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
 import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -77,10 +77,13 @@ async function claimFlowing(
   const session = ctx.session;
   const known = (name: string) => ctx.flowStates?.get(`${request.namespace}\u0000${name}`) ?? null;
   const claim = request.plainClaim;
-  const claimed =
+  const onSession = async (): Promise<FlowClaimed> =>
     session === undefined || claim === undefined
       ? { runs: [], long: true }
-      : await flowClaim(ctx, session, request, claim, flowing, known);
+      : flowClaim(ctx, session, request, claim, flowing, known);
+  let claimed = await onSession();
+  // A task whose flow lock could not be shared is claimed again at once, taking the lock alone.
+  if (claimed.alone) claimed = await onSession();
   const flowed = claimed.runs;
   if (claimed.long) {
     const limit = request.limit - flowed.length;
