@@ -6,6 +6,8 @@
  * had no due runs when the list was made is seen (at most `GROUP_LIST_FRESH_MS` later, or at the next short claim).
  */
 
+import { compareGroupTurn } from '../machine/flow.js';
+
 /** How long a task's list of groups is used before it is listed again, in milliseconds of the claims' clock. */
 export const GROUP_LIST_FRESH_MS = 1000;
 
@@ -76,3 +78,14 @@ export class GroupLists {
 }
 
 const keyOf = (namespace: string, task: string) => `${namespace}\u0000${task}`;
+
+/**
+ * The `count` groups a claim comes to first, by what the list knows (least recently claimed first, never claimed before
+ * all, then by key): a claim of at most `count` runs takes at least one run of each group it takes from, so it never
+ * needs the scopes of more groups than that.
+ */
+export function firstInTurn(groups: readonly ListedGroup[], count: number): ListedGroup[] {
+  if (groups.length <= count) return [...groups];
+  const order = (group: ListedGroup) => ({ group: group.group_key, lastClaimedAt: group.last_claimed_at });
+  return [...groups].sort((a, b) => compareGroupTurn(order(a), order(b))).slice(0, count);
+}

@@ -2,6 +2,7 @@ import {
   EMPTY_SCOPE,
   type FlowClaimPlan,
   type FlowScopeState,
+  firstInTurn,
   type GroupTurn,
   type ListedGroup,
   type SelectRequest,
@@ -47,7 +48,9 @@ export function scopeReads(
   reads: FlowReads,
 ) {
   const { namespace, now } = request;
-  const kept = reads.groups ? ctx.groupLists.kept(namespace, name, now)?.map((group) => group.group_key) : undefined;
+  // From the kept list, the scopes of only the groups a claim of `request.limit` runs may come to.
+  const keptList = reads.groups ? ctx.groupLists.kept(namespace, name, now) : undefined;
+  const kept = keptList && firstInTurn(keptList, request.limit).map((group) => group.group_key);
   const turnsOf = (keys: readonly string[]) => groupTurnStatements(ctx.tables, namespace, name, reads.groupAfter, keys);
   const statements = reads.task ? [taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter)] : [];
   if (kept !== undefined) statements.push(...turnsOf(kept));
@@ -58,10 +61,12 @@ export function scopeReads(
     let turns: GroupTurn[] = [];
     if (kept !== undefined) turns = groupTurnsOf(kept, rest);
     else if (reads.groups) {
-      const listed = (rest[0] ?? []) as ListedGroup[];
-      ctx.groupLists.keep(namespace, name, now, listed);
-      const keys = listed.map((group) => group.group_key);
+      // Listed, every group's turn is read once, and the list is kept with their last claims: the claims that use
+      // the kept list read only the first groups in turn by it.
+      const keys = ((rest[0] ?? []) as ListedGroup[]).map((group) => group.group_key);
       turns = groupTurnsOf(keys, await read(turnsOf(keys)));
+      const listed = turns.map((turn) => ({ group_key: turn.group, last_claimed_at: turn.lastClaimedAt }));
+      ctx.groupLists.keep(namespace, name, now, listed);
     }
     return { name, versions, state, scope, turns, keptGroups: kept !== undefined };
   };

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { firstInTurn, GroupLists } from './group-lists.js';
+
+describe('the groups a claim comes to first', () => {
+  it('answers the least recently claimed first (never claimed before all, then by key), at most `count`', () => {
+    const groups = [
+      { group_key: 'd', last_claimed_at: 300 },
+      { group_key: 'c', last_claimed_at: null },
+      { group_key: 'b', last_claimed_at: 100 },
+      { group_key: 'a', last_claimed_at: null },
+      { group_key: 'e', last_claimed_at: 200 },
+    ];
+    expect(firstInTurn(groups, 3).map((group) => group.group_key)).toEqual(['a', 'c', 'b']);
+    expect(firstInTurn(groups, 10)).toHaveLength(5);
+  });
+
+  it('follows the claims this store made since the groups were listed', () => {
+    const lists = new GroupLists();
+    lists.keep(
+      'ns',
+      't',
+      1000,
+      ['a', 'b', 'c', 'd'].map((group_key) => ({ group_key, last_claimed_at: null })),
+    );
+    lists.touched('ns', 't', ['a', 'b'], 1010);
+    const kept = lists.kept('ns', 't', 1020) ?? [];
+    expect(firstInTurn(kept, 2).map((group) => group.group_key)).toEqual(['c', 'd']);
+  });
+});
