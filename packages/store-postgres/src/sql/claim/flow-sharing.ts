@@ -68,7 +68,8 @@ export class FlowSharing {
   admit(request: SelectRequest, task: LockedTask): LockedTask | null {
     const key = lockKey(request.namespace, task.name);
     const crowded = { ...task, scope: crowdedScope(task.scope, BESIDE), turns: crowdedTurns(task.turns, BESIDE) };
-    const ask = { limit: Math.min(request.limit, SHARED_TAKE_MAX), now: request.now };
+    // Asked for a sharer's most, so that a small claim alone does not let a large one try to share.
+    const ask = { limit: SHARED_TAKE_MAX, now: request.now };
     const plan = (of: LockedTask) =>
       flowPlanOf(
         of.state,
