@@ -8,15 +8,19 @@ import { freshStore } from './fresh-store.mjs';
 const [name, rawArgs] = process.argv.slice(2);
 const { url, ...args } = JSON.parse(rawArgs ?? '{}');
 
-/** Fills a fresh store with n pending runs of the task with `flow`, `groups` groups of them (0: all in the default one). */
-async function fill(store, n, flow, groups) {
+/**
+ * Fills a fresh store with n pending runs of the task with `flow`, `groups` groups of them (0: all in the default one),
+ * started in turn (run j in group j mod groups) or, with `blocks`, group after group (each group's runs adjacent).
+ */
+async function fill(store, n, flow, groups, blocks = false) {
   const queue = createQueue({ store, runtime: { mode: 'producer' } });
   const task = queue.define({ ...definition, ...(flow ? { flow } : {}) });
   await queue.ready();
   for (let i = 0; i < n; i += 1000) {
     const inputs = [];
     for (let j = i; j < Math.min(n, i + 1000); j++) {
-      inputs.push({ query: payload(j), ...(groups > 0 ? { group: `g${j % groups}` } : {}) });
+      const group = blocks ? Math.floor((j * groups) / n) : j % groups;
+      inputs.push({ query: payload(j), ...(groups > 0 ? { group: `g${group}` } : {}) });
     }
     await task.startMany(inputs);
   }
@@ -24,12 +28,12 @@ async function fill(store, n, flow, groups) {
 }
 
 /**
- * Processes n no-op runs at `concurrency` with `flow` on the task (none: the plain claim), in `groups` groups, and
- * answers runs processed per second.
+ * Processes n no-op runs at `concurrency` with `flow` on the task (none: the plain claim), in `groups` groups (started
+ * in turn, or in `blocks`), and answers runs processed per second.
  */
-async function flowProcess({ n, concurrency, flow, groups = 0 }) {
+async function flowProcess({ n, concurrency, flow, groups = 0, blocks = false }) {
   const fresh = await freshStore(url, 'flow');
-  await fill(fresh.open(), n, flow, groups);
+  await fill(fresh.open(), n, flow, groups, blocks);
   const all = latch();
   let done = 0;
   const queue = createQueue({ store: fresh.open(), runtime: { mode: 'consumer', concurrency } });
