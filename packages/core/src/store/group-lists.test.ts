@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstInTurn, GroupLists } from './group-lists.js';
+import { firstInTurn, GroupLists, groupsFoundEmpty } from './group-lists.js';
 
 describe('the groups a claim comes to first', () => {
   it('answers the least recently claimed first (never claimed before all, then by key), at most `count`', () => {
@@ -25,5 +25,18 @@ describe('the groups a claim comes to first', () => {
     lists.touched('ns', 't', ['a', 'b'], 1010);
     const kept = lists.kept('ns', 't', 1020) ?? [];
     expect(firstInTurn(kept, 2).map((group) => group.group_key)).toEqual(['c', 'd']);
+  });
+});
+
+describe('the groups a read found empty', () => {
+  const asked = ['a', 'b', 'c', 'd'].map((group) => ({ group }));
+
+  it('are every group asked for without a run, when the read was not stopped by its limit', () => {
+    expect(groupsFoundEmpty(asked, new Set(['b']), false)).toEqual(['a', 'c', 'd']);
+  });
+
+  it('leave out the groups after the last one found, when the read stopped at its limit', () => {
+    expect(groupsFoundEmpty(asked, new Set(['b']), true)).toEqual(['a']);
+    expect(groupsFoundEmpty(asked, new Set(['d']), true)).toEqual(['a', 'b', 'c']);
   });
 });

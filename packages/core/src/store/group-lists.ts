@@ -89,3 +89,18 @@ export function firstInTurn(groups: readonly ListedGroup[], count: number): List
   const order = (group: ListedGroup) => ({ group: group.group_key, lastClaimedAt: group.last_claimed_at });
   return [...groups].sort((a, b) => compareGroupTurn(order(a), order(b))).slice(0, count);
 }
+
+/**
+ * The groups a read of due runs came to and found none of, which a kept list leaves out: every group asked for, or,
+ * when the read stopped at its limit (`full`), those before the last group it found runs of (it may not have come to
+ * the groups after).
+ */
+export function groupsFoundEmpty(
+  asked: readonly { group: string }[],
+  found: ReadonlySet<string>,
+  full: boolean,
+): string[] {
+  let reached = asked.length;
+  if (full) while (reached > 0 && !found.has(asked[reached - 1]?.group as string)) reached--;
+  return asked.slice(0, reached).flatMap((turn) => (found.has(turn.group) ? [] : [turn.group]));
+}

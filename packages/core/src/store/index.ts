@@ -136,7 +136,13 @@ export {
   tasksByName,
   windowStart,
 } from './flow.js';
-export { firstInTurn, GROUP_LIST_FRESH_MS, GroupLists, type ListedGroup } from './group-lists.js';
+export {
+  firstInTurn,
+  GROUP_LIST_FRESH_MS,
+  GroupLists,
+  groupsFoundEmpty,
+  type ListedGroup,
+} from './group-lists.js';
 export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
 export { KnownRuns } from './known-runs.js';
 export {

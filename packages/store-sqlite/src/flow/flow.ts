@@ -6,6 +6,7 @@ import {
   type FlowRecorder,
   type FlowScopeState,
   type GroupTurn,
+  groupsFoundEmpty,
   type RunRecord,
   rowToRun,
   rowToTask,
@@ -57,10 +58,9 @@ export function sqliteFlowReader(
     turns: readonly { group: string; take: number }[],
     most: number,
   ) => {
-    const { runs, reached } = dueOfGroups(s, { namespace, task, versions, now }, turns, most);
+    const runs = dueOfGroups(s, { namespace, task, versions, now }, turns, most);
     const found = new Set(runs.map((run) => run.group ?? DEFAULT_GROUP));
-    for (const turn of turns.slice(0, reached))
-      if (!found.has(turn.group)) s.groupLists.drop(namespace, task, turn.group);
+    for (const group of groupsFoundEmpty(turns, found, runs.length >= most)) s.groupLists.drop(namespace, task, group);
     return runs;
   };
   return {
@@ -106,28 +106,22 @@ export function sqliteFlowReader(
 
 /**
  * The due runs of the given versions of each group (up to its `take`), at most `most` in all, `GROUPS_PER_STATEMENT`
- * groups a statement. `reached`: how many of the turns were read to their end (a statement stops at `most`, so the
- * groups after the last one that gave a run may not have been read).
+ * groups a statement (a statement stops at `most`, so the groups after the last one that gave a run may not be read).
  */
 function dueOfGroups(
   s: Statements,
   of: { namespace: string; task: string; versions: readonly string[]; now: number },
   turns: readonly { group: string; take: number }[],
   most: number,
-): { runs: RunRecord[]; reached: number } {
+): RunRecord[] {
   const runs: RunRecord[] = [];
-  for (let i = 0; i < turns.length; i += GROUPS_PER_STATEMENT) {
+  for (let i = 0; i < turns.length && runs.length < most; i += GROUPS_PER_STATEMENT) {
     const chunk = turns.slice(i, i + GROUPS_PER_STATEMENT);
-    const left = most - runs.length;
     const params = chunk.flatMap((turn) => [of.namespace, of.task, turn.group, ...of.versions, of.now, turn.take]);
-    const rows = s.flow.groupsDue(chunk.length, of.versions.length).all(...params, left);
+    const rows = s.flow.groupsDue(chunk.length, of.versions.length).all(...params, most - runs.length);
     for (const values of rows) runs.push(rowToRun(runRowOf(values)));
-    if (rows.length === left) {
-      const last = runs.at(-1)?.group ?? DEFAULT_GROUP;
-      return { runs, reached: i + chunk.findIndex((turn) => turn.group === last) };
-    }
   }
-  return { runs, reached: turns.length };
+  return runs;
 }
 
 /** Flow control's writes for one namespace, inside the claim's transaction. */

@@ -4,6 +4,7 @@ import {
   type FlowScopeState,
   firstInTurn,
   type GroupTurn,
+  groupsFoundEmpty,
   type ListedGroup,
   type SelectRequest,
   type TaskFlowState,
@@ -90,9 +91,7 @@ export function noteGroups(
   if (task.keptGroups && rows.length < limit) ctx.groupLists.forget(namespace, task.name);
   if (plan.mode !== 'groups') return;
   const found = new Set(rows.map((row) => row.group_key));
-  let read = plan.groups.length;
-  if (rows.length >= plan.take) while (read > 0 && !found.has(plan.groups[read - 1]?.group as string)) read--;
-  for (const turn of plan.groups.slice(0, read)) {
-    if (!found.has(turn.group)) ctx.groupLists.drop(namespace, task.name, turn.group);
+  for (const group of groupsFoundEmpty(plan.groups, found, rows.length >= plan.take)) {
+    ctx.groupLists.drop(namespace, task.name, group);
   }
 }
