@@ -16,7 +16,7 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
   const select = db.prepare(
     `SELECT run_id, revision, fence, query FROM docket_runs INDEXED BY docket_runs_claim_priority
      WHERE namespace = 'default' AND task_name = ? AND task_version = ? AND priority = 0
-     AND claim_due_at IS NOT NULL AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ?`,
+     AND claim_due_at IS NOT NULL AND claim_due_at <= ? ORDER BY claim_due_at LIMIT ? + 0`,
   );
   const claim = db.prepare(
     `UPDATE docket_runs SET status = 'running', reason = 'CLAIMED', revision = ?, due_at = NULL, claim_due_at = NULL,
