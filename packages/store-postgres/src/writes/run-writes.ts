@@ -323,33 +323,30 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
   }
 }
 
-/** The one statement behind `insertRuns`: it answers the ids it inserted. */
+/**
+ * The one statement behind `insertRuns`: it answers the ids it inserted. The runs and their entries travel as compact
+ * rows (`compactRows`): a value every run shares (the task, its version and definition hash, the policy, the status,
+ * most counters, a parent) is one parameter, and only the values that differ (the id, the input, a key) are written
+ * per row, so a batch of starts sends and parses a fraction of its rows' size.
+ */
 export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): Statement {
-  const runs = requests.map((r) => runParams(r.run));
-  const history = requests.map((r) => historyParams(r.run.runId, r.history));
-  return { text: insertRunsText(tables), params: [JSON.stringify(runs), JSON.stringify(history)] };
-}
-
-/** `insertRunsStatement`'s text for each set of tables: it depends on nothing else, so it is written once. */
-const insertTexts = new Map<string, string>();
-
-function insertRunsText(tables: Tables): string {
-  let text = insertTexts.get(tables.runs);
-  if (text === undefined) {
-    const params = new Params();
-    const runs = recordset(params, docketRuns, [], 'v');
-    const history = recordset(params, docketHistory, [], 'x');
-    text = `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
-        SELECT ${columnList(docketRuns, 'v.')} FROM ${runs}
+  const params = new Params();
+  const runs = requests.map((r) => runParams(r.run) as unknown as Record<string, unknown>);
+  const history = requests.map((r) => historyParams(r.run.runId, r.history) as unknown as Record<string, unknown>);
+  const v = compactRows(params, runs.length, RUN_COLUMNS_OF, 'v', ['run_id'], (i, c) => runs[i]?.[c]);
+  const x = compactRows(params, history.length, HISTORY_COLUMNS_OF, 'x', ['run_id'], (i, c) => history[i]?.[c]);
+  const text = `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
+        SELECT ${listOf(RUN_COLUMNS_OF, (c) => v.column(c.name))} FROM ${v.from}
         ON CONFLICT DO NOTHING RETURNING run_id),
       h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${columnList(docketHistory, 'x.')} FROM ${history}
+        SELECT ${listOf(HISTORY_COLUMNS_OF, (c) => x.column(c.name))} FROM ${x.from}
         WHERE x.run_id IN (SELECT run_id FROM ins))
       SELECT run_id FROM ins`;
-    insertTexts.set(tables.runs, text);
-  }
-  return text;
+  return { text, params: params.values };
 }
+
+const RUN_COLUMNS_OF = columnsOf(docketRuns);
+const HISTORY_COLUMNS_OF = columnsOf(docketHistory);
 
 /**
  * Inserts new runs with their first history entries in one statement. A run whose idempotency key is already taken
