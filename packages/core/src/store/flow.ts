@@ -219,11 +219,13 @@ export function recordFlowClaims(
     recorder.prune(taskName, false, now - flow.rate.perMs - CLAIMS_KEPT_PAST_WINDOW_MS);
     if (claimed.length > 0) recorder.addClaims(taskName, null, now, claimed.length);
   }
+  // Groups in key order: claims recorded at once (claims that share a PostgreSQL task lock) lock their rows in one order.
+  const groups = [...byGroup.keys()].sort();
   if (flow?.group?.rate !== undefined) {
     recorder.prune(taskName, true, now - flow.group.rate.perMs - CLAIMS_KEPT_PAST_WINDOW_MS);
-    for (const [group, count] of byGroup) recorder.addClaims(taskName, group, now, count);
+    for (const group of groups) recorder.addClaims(taskName, group, now, byGroup.get(group) as number);
   }
-  if (byGroup.size > 0 && claimsByGroup(state, now)) recorder.touchGroups(taskName, [...byGroup.keys()], now);
+  if (groups.length > 0 && claimsByGroup(state, now)) recorder.touchGroups(taskName, groups, now);
 }
 
 /** The request's tasks by name (flow control counts every version of a name together), in first-seen order. */

@@ -255,14 +255,9 @@ function historyPart(tables: Tables, params: Params, w: GatheredWrites): string 
         SELECT u.run_id, ${ENTRY_SELECT} FROM u)`;
   }
   if (w.history.length === 0) return null;
-  const x = compactRows(params, w.history.length, columnsOf(docketHistory), 'x', ['run_id'], (index, column) => {
-    return (w.history[index] as Record<string, unknown>)[column];
-  });
-  const values = columnsOf(docketHistory)
-    .map((c) => x.column(c.name))
-    .join(', ');
+  const x = compactSource(params, HISTORY_COLUMNS_OF, w.history, 'x');
   return `h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`;
+        SELECT ${x.values} FROM ${x.from} WHERE x.run_id IN (SELECT run_id FROM u))`;
 }
 
 const RUN_ID: Column = { name: 'run_id', type: 'text' };
@@ -333,13 +328,13 @@ export function insertRunsStatement(tables: Tables, requests: readonly CreateRun
   const params = new Params();
   const runs = requests.map((r) => runParams(r.run) as unknown as Record<string, unknown>);
   const history = requests.map((r) => historyParams(r.run.runId, r.history) as unknown as Record<string, unknown>);
-  const v = compactRows(params, runs.length, RUN_COLUMNS_OF, 'v', ['run_id'], (i, c) => runs[i]?.[c]);
-  const x = compactRows(params, history.length, HISTORY_COLUMNS_OF, 'x', ['run_id'], (i, c) => history[i]?.[c]);
+  const v = compactSource(params, RUN_COLUMNS_OF, runs, 'v');
+  const x = compactSource(params, HISTORY_COLUMNS_OF, history, 'x');
   const text = `WITH ins AS (INSERT INTO ${tables.runs} (${columnList(docketRuns)})
-        SELECT ${listOf(RUN_COLUMNS_OF, (c) => v.column(c.name))} FROM ${v.from}
+        SELECT ${v.values} FROM ${v.from}
         ON CONFLICT DO NOTHING RETURNING run_id),
       h AS (INSERT INTO ${tables.history} (${columnList(docketHistory)})
-        SELECT ${listOf(HISTORY_COLUMNS_OF, (c) => x.column(c.name))} FROM ${x.from}
+        SELECT ${x.values} FROM ${x.from}
         WHERE x.run_id IN (SELECT run_id FROM ins))
       SELECT run_id FROM ins`;
   return { text, params: params.values };
@@ -347,6 +342,20 @@ export function insertRunsStatement(tables: Tables, requests: readonly CreateRun
 
 const RUN_COLUMNS_OF = columnsOf(docketRuns);
 const HISTORY_COLUMNS_OF = columnsOf(docketHistory);
+
+/**
+ * Rows keyed by `run_id` (records by column name) as the source of an insert: the select list of `columns` and the
+ * compact recordset it reads (`compactRows`: a value every row shares is one parameter).
+ */
+function compactSource(
+  params: Params,
+  columns: readonly Column[],
+  rows: readonly Record<string, unknown>[],
+  alias: string,
+): { values: string; from: string } {
+  const r = compactRows(params, rows.length, columns, alias, ['run_id'], (i, column) => rows[i]?.[column]);
+  return { values: listOf(columns, (c) => r.column(c.name)), from: r.from };
+}
 
 /**
  * Inserts new runs with their first history entries in one statement. A run whose idempotency key is already taken

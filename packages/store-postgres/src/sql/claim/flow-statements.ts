@@ -203,29 +203,20 @@ export function recordStatements(
         text: `INSERT INTO ${t.flowGroups} (namespace, task_name, group_key, last_claimed_at)
           SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (namespace, task_name, group_key)
           DO UPDATE SET last_claimed_at = excluded.last_claimed_at`,
-        params: [namespace, task, [...groups].sort(), at],
+        params: [namespace, task, groups, at],
       });
     },
   };
   recordFlowClaims(recorder, state, task, runs.filter(holdsLeaseAfter), now);
   if (claims.scopes.length > 0) {
-    // In key order, as the groups touched: claims that share the task's lock then lock these rows in one order.
-    const order = claims.groups.map((_, i) => i).sort((a, b) => compareKeys(claims, a, b));
-    const pick = <T>(list: T[]) => order.map((i) => list[i] as T);
     statements.push({
       text: `INSERT INTO ${t.flowClaims} AS c (namespace, task_name, scope, group_key, at, n)
           SELECT $1, $2, s, g, a, n FROM unnest($3::text[], $4::text[], $5::double precision[], $6::integer[]) AS x(s, g, a, n)
           ON CONFLICT (namespace, task_name, scope, group_key, at) DO UPDATE SET n = c.n + excluded.n`,
-      params: [namespace, task, pick(claims.scopes), pick(claims.groups), pick(claims.at), pick(claims.counts)],
+      params: [namespace, task, claims.scopes, claims.groups, claims.at, claims.counts],
     });
   }
   return statements;
-}
-
-/** Orders two recorded claims by scope, then group key. */
-function compareKeys(claims: { scopes: string[]; groups: string[] }, a: number, b: number): number {
-  const key = (i: number) => `${claims.scopes[i]}\u0000${claims.groups[i]}`;
-  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
 }
 
 /** The rows a plan takes, of those its statements read: in the claim order, at most its `take`. */
