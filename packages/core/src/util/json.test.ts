@@ -103,6 +103,27 @@ describe('jsonSnapshot', () => {
     expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":1}');
   });
 
+  it('names the path of what it refuses: keys, indexes, holes, extra array keys, cycles and depth', () => {
+    const pathOf = (value: unknown, depth = 8) => {
+      try {
+        jsonSnapshot(value, 'query', { bytes: 1000, nodes: 100, depth }, 'test');
+      } catch (error) {
+        return isDocketError(error) ? (error.details as { path: string }).path : 'not a DocketError';
+      }
+      return 'accepted';
+    };
+    expect(pathOf({ items: [{ ok: 1 }, { when: new Date() }] })).toBe('query.items[1].when');
+    // biome-ignore lint/suspicious/noSparseArray: a hole is exactly what this case feeds in.
+    expect(pathOf({ list: [1, , 3] })).toBe('query.list[1]');
+    expect(pathOf({ list: Object.assign([1], { extra: true }) })).toBe('query.list.extra');
+    const loop: Record<string, unknown> = { a: {} };
+    (loop.a as Record<string, unknown>).back = loop;
+    expect(pathOf(loop)).toBe('query.a.back');
+    expect(pathOf({ a: [[1]] }, 2)).toBe('query.a[0]');
+    expect(pathOf([{ fn: () => 1 }])).toBe('query[0].fn');
+    expect(pathOf({ ok: [1, 2], next: { n: Number.NaN } })).toBe('query.next.n');
+  });
+
   it('is a copy: changing the input afterwards does not change it', () => {
     const input = { list: [1, 2] };
     const copy = snapshot(input);

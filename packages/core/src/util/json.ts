@@ -40,7 +40,7 @@ export function assertJson(value: unknown, what: string, limits: JsonLimits, ope
  */
 export function jsonSnapshot(value: unknown, what: string, limits: JsonLimits, operation: string): Json {
   const walk = new SnapshotWalk(what, limits, operation);
-  const copy = walk.copy(value, what, 0);
+  const copy = walk.copy(value, 0);
   const bytes = Buffer.byteLength(JSON.stringify(copy), 'utf8');
   if (bytes > limits.bytes) {
     throw new DocketError('PAYLOAD_TOO_LARGE', `${what} is ${bytes} bytes, more than the limit of ${limits.bytes}`, {
@@ -51,10 +51,14 @@ export function jsonSnapshot(value: unknown, what: string, limits: JsonLimits, o
   return copy;
 }
 
-/** One `jsonSnapshot` walk: the nodes counted so far and the containers on the current path. */
+/**
+ * One `jsonSnapshot` walk: the nodes counted so far, and the containers and keys on the current path. The path is
+ * kept as keys and written out only for an error, so a value that passes costs no string building.
+ */
 class SnapshotWalk {
   private nodes = 0;
   private readonly onPath = new Set<object>();
+  private readonly keys: (string | number)[] = [];
 
   constructor(
     private readonly what: string,
@@ -62,65 +66,84 @@ class SnapshotWalk {
     private readonly operation: string,
   ) {}
 
-  copy(node: unknown, path: string, depth: number): Json {
-    this.nodes++;
-    if (this.nodes > this.limits.nodes) {
+  copy(node: unknown, depth: number): Json {
+    if (++this.nodes > this.limits.nodes) {
       throw new DocketError('PAYLOAD_TOO_LARGE', `${this.what} has more than ${this.limits.nodes} JSON nodes`, {
         operation: this.operation,
         details: { path: this.what, limit: this.limits.nodes, kind: 'nodes' },
       });
     }
     if (node === null || typeof node === 'string' || typeof node === 'boolean') return node;
-    if (typeof node === 'number') return Number.isFinite(node) ? node : this.invalid(path, node);
-    if (typeof node !== 'object') return this.invalid(path, node);
+    if (typeof node === 'number') return Number.isFinite(node) ? node : this.invalid(node);
+    if (typeof node !== 'object') return this.invalid(node);
     if (depth + 1 > this.limits.depth) {
       throw new DocketError('PAYLOAD_TOO_LARGE', `${this.what} is nested deeper than ${this.limits.depth} levels`, {
         operation: this.operation,
-        details: { path, limit: this.limits.depth, kind: 'depth' },
+        details: { path: this.path(), limit: this.limits.depth, kind: 'depth' },
       });
     }
     if (this.onPath.has(node)) {
-      throw new DocketError('JSON_INVALID', `${path} is not JSON: it contains a cycle`, {
+      throw new DocketError('JSON_INVALID', `${this.path()} is not JSON: it contains a cycle`, {
         operation: this.operation,
-        details: { path },
+        details: { path: this.path() },
       });
     }
     this.onPath.add(node);
-    const copied = Array.isArray(node) ? this.copyArray(node, path, depth + 1) : this.copyObject(node, path, depth + 1);
+    const copied = Array.isArray(node) ? this.copyArray(node, depth + 1) : this.copyObject(node, depth + 1);
     this.onPath.delete(node);
     return copied;
   }
 
-  private copyArray(node: unknown[], path: string, depth: number): Json[] {
+  private copyArray(node: unknown[], depth: number): Json[] {
     const keys = Reflect.ownKeys(node);
     // An array's own keys are its indexes and `length`: anything more is something JSON would drop.
     if (keys.length !== node.length + 1) {
       const extra = keys.find((k) => k !== 'length' && (typeof k !== 'string' || !/^(0|[1-9]\d*)$/.test(k)));
-      if (extra !== undefined) return this.invalid(`${path}.${String(extra)}`, 'an extra array key');
+      if (extra !== undefined) return this.invalid('an extra array key', String(extra));
       let hole = 0;
       while (hole in node) hole++;
-      return this.invalid(`${path}[${hole}]`, undefined);
+      return this.invalid(undefined, hole);
     }
     const out: Json[] = new Array(node.length);
-    for (let i = 0; i < node.length; i++) out[i] = this.copy(node[i], `${path}[${i}]`, depth);
-    return out;
-  }
-
-  private copyObject(node: object, path: string, depth: number): { [key: string]: Json } {
-    const proto = Object.getPrototypeOf(node);
-    if (proto !== Object.prototype && proto !== null) return this.invalid(path, node);
-    if (Object.getOwnPropertySymbols(node).length > 0) return this.invalid(path, Symbol());
-    const out: { [key: string]: Json } = {};
-    for (const key of Object.keys(node)) {
-      const child = this.copy((node as Record<string, unknown>)[key], `${path}.${key}`, depth);
-      // defineProperty: an own `__proto__` key stays a key instead of setting the copy's prototype.
-      Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+    for (let i = 0; i < node.length; i++) {
+      this.keys.push(i);
+      out[i] = this.copy(node[i], depth);
+      this.keys.pop();
     }
     return out;
   }
 
-  private invalid(path: string, node: unknown): never {
+  private copyObject(node: object, depth: number): { [key: string]: Json } {
+    const proto = Object.getPrototypeOf(node);
+    if (proto !== Object.prototype && proto !== null) return this.invalid(node);
+    if (Object.getOwnPropertySymbols(node).length > 0) return this.invalid(Symbol());
+    const out: { [key: string]: Json } = {};
+    for (const key of Object.keys(node)) {
+      this.keys.push(key);
+      const child = this.copy((node as Record<string, unknown>)[key], depth);
+      this.keys.pop();
+      // An own `__proto__` key stays a key instead of setting the copy's prototype.
+      if (key === '__proto__') {
+        Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+      } else {
+        out[key] = child;
+      }
+    }
+    return out;
+  }
+
+  /** The current path as the messages write it: `query.items[2].name`, with `last` (a key or index) appended. */
+  private path(last?: string | number): string {
+    let text = this.what;
+    const keys = last === undefined ? this.keys : [...this.keys, last];
+    for (const key of keys) text += typeof key === 'number' ? `[${key}]` : `.${key}`;
+    return text;
+  }
+
+  /** `JSON_INVALID` for `node` at the current path (`last` appended: an array's hole or extra key). */
+  private invalid(node: unknown, last?: string | number): never {
     const described = node === 'an extra array key' ? node : describe(node);
+    const path = this.path(last);
     throw new DocketError('JSON_INVALID', `${path} is not JSON: ${described}`, {
       operation: this.operation,
       details: { path },
