@@ -185,7 +185,7 @@ async function sqliteSection() {
       proc.rate,
       twin.rate,
       "raw better-sqlite3 doing a Docket worker's writes, 128 per transaction",
-      0.5,
+      0.8,
     );
     if (peer !== null) add(processed, `n=${n}`, proc.rate, bull.rate, `${peer.name}, concurrency ${concurrency}`, 1);
     add(
@@ -308,7 +308,7 @@ async function telemetryRows(n) {
   );
   const section = 'processed/s with otelTelemetry()';
   add(section, 'no SDK registered', noop.rate, none.rate, 'Docket without telemetry, same run', 0.95);
-  add(section, 'SDK, batch span processor', sdk.rate, none.rate, 'Docket without telemetry, same run', 0.7);
+  add(section, 'SDK, batch span processor', sdk.rate, none.rate, 'Docket without telemetry, same run', 0.75);
 }
 
 const fmt = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? v.toLocaleString('en') : String(v));

@@ -2,12 +2,40 @@
 // writes for a single-page run, on Docket's own tables, batched: the honest ceiling for what Docket stores per run.
 import Database from 'better-sqlite3';
 
+/** The most changes-feed rows one INSERT carries, as the store writes them. */
+const FEED_ROWS_PER_INSERT = 64;
+
+/**
+ * Writes the changes-feed rows of a transaction's history entries as the store does at the end of its batch: one
+ * INSERT per 64 rows, each row the run's namespace, task, version, id and seq (its position is the next rowid).
+ */
+function feedWriter(db) {
+  const inserts = new Map();
+  const insert = (count) => {
+    let statement = inserts.get(count);
+    if (statement === undefined) {
+      const values = Array.from({ length: count }, () => "('default', ?, ?, ?, ?)").join(', ');
+      statement = db.prepare(
+        `INSERT INTO docket_changes (namespace, task_name, task_version, run_id, seq) VALUES ${values}`,
+      );
+      inserts.set(count, statement);
+    }
+    return statement;
+  };
+  return (rows) => {
+    for (let i = 0; i < rows.length; i += FEED_ROWS_PER_INSERT) {
+      const part = rows.slice(i, i + FEED_ROWS_PER_INSERT);
+      insert(part.length).run(part.flat());
+    }
+  };
+}
+
 /**
  * Processes every pending run of `filename` (a Docket file) the way a Docket worker does, without Docket's JavaScript:
  * per batch of `perTransaction` runs, one transaction claims them (each row updated under its revision to `running`
- * with a lease, one history entry each) and one settles them (each row updated under its revision and lease to
- * `success`, one history entry each, the finished count and the minute's count once). Payloads are parsed as a
- * handler's input would be. Answers the runs processed.
+ * with a lease, one history entry and one feed row each) and one settles them (each row updated under its revision and
+ * lease to `success`, one history entry and one feed row each, the finished count and the minute's count once).
+ * Payloads are parsed as a handler's input would be. Answers the runs processed.
  */
 export function docketWritesLoop(filename, perTransaction, { name, version }) {
   const db = new Database(filename);
@@ -39,6 +67,7 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
     `INSERT INTO docket_settled_minutes (namespace, minute, n) VALUES ('default', ?, ?)
      ON CONFLICT DO UPDATE SET n = n + excluded.n`,
   );
+  const feed = feedWriter(db);
   const claimTx = db.transaction(() => {
     const now = Date.now();
     const at = new Date(now).toISOString();
@@ -51,6 +80,7 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
       claim.run(row.revision, row.fence, row.fence, leaseExpiresAt, now, row.run_id, row.revision - 1);
       history.run(row.run_id, row.revision, at, 'pending', 'running', 'CLAIMED');
     }
+    feed(rows.map((row) => [name, version, row.run_id, row.revision]));
     return rows;
   });
   const settleTx = db.transaction((rows) => {
@@ -60,6 +90,7 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
       settle.run(row.revision + 1, now, row.run_id, row.revision, row.leaseExpiresAt);
       history.run(row.run_id, row.revision + 1, at, 'running', 'success', 'COMPLETED');
     }
+    feed(rows.map((row) => [name, version, row.run_id, row.revision + 1]));
     count.run(name, version, rows.length);
     minute.run(now - (now % 60_000), rows.length);
   });
@@ -78,7 +109,7 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
 /**
  * Starts `n` runs in `filename` (a Docket file, schema in place) the way `startMany` does, without Docket's
  * JavaScript: per batch of `per` runs, one transaction inserts each run's full row (the values Docket writes for a
- * plain start: the payload, the policy, the definition hash) and its first history entry. The ceiling for what
+ * plain start: the payload, the policy, the definition hash), its first history entry and its feed row. The ceiling for what
  * Docket stores per start. With `narrow`, the policy and the hash are left empty (~150 of ~350 bytes a row): the
  * ceiling a row that kept them once per task version would have.
  */
@@ -106,14 +137,18 @@ export function docketStartsLoop(filename, n, per, { name, version }, payload, n
         timeoutMs: 30000,
         backoff: { baseMs: 1000, maxMs: 30000, jitter: 'full' },
       });
+  const feed = feedWriter(db);
   const tx = db.transaction((from, to) => {
     const now = Date.now();
     const at = new Date(now).toISOString();
+    const started = [];
     for (let i = from; i < to; i++) {
       const id = `${now.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
       insert.run(id, name, version, hash, JSON.stringify(payload(i)), now, now, policy, now, now);
       history.run(id, at);
+      started.push([name, version, id, 1]);
     }
+    feed(started);
   });
   for (let i = 0; i < n; i += per) tx.immediate(i, Math.min(n, i + per));
   db.close();
