@@ -109,9 +109,9 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
 /**
  * Starts `n` runs in `filename` (a Docket file, schema in place) the way `startMany` does, without Docket's
  * JavaScript: per batch of `per` runs, one transaction inserts each run's full row (the values Docket writes for a
- * plain start: the payload, the policy, the definition hash), its first history entry and its feed row. The ceiling for what
- * Docket stores per start. With `narrow`, the policy and the hash are left empty (~150 of ~350 bytes a row): the
- * ceiling a row that kept them once per task version would have.
+ * plain start: the payload, the policy, the definition hash), its first history entry and its feed row. The ceiling
+ * for what Docket stores per start. With `narrow`, the policy and the hash are left empty (~150 of ~350 bytes a row):
+ * the ceiling a row that kept them once per task version would have.
  */
 export function docketStartsLoop(filename, n, per, { name, version }, payload, narrow = false) {
   const db = new Database(filename);
