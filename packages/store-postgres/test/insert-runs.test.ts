@@ -1,24 +1,18 @@
 import { createQueue } from '@docket/core';
 import { type CreateRunRequest, type RunRecord, runParams } from '@docket/core/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
 import { insertRunsStatement } from '../src/writes/run-writes.js';
-import { backend, freshSchema } from './helpers.js';
+import { backendForTests, freshSchema } from './helpers.js';
 
 describe('the insert of new runs (PostgreSQL)', () => {
-  let db: Awaited<ReturnType<typeof backend>>;
-  beforeAll(async () => {
-    db = await backend();
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const { db } = backendForTests();
 
   /** Three runs of one task as `startMany` stored them, and their first history entries, on a fresh schema. */
   async function started() {
     const schema = freshSchema();
-    const store = postgresStore(db.options(schema));
+    const store = postgresStore(db().options(schema));
     const queue = createQueue({ store, runtime: { mode: 'producer' } });
     const task = queue.define({ name: 'inserted', version: '1', policy: { attempts: 4 } });
     await queue.ready();
@@ -47,7 +41,7 @@ describe('the insert of new runs (PostgreSQL)', () => {
     // The policy and the definition's hash travel once each, as parameters of their own.
     const policy = JSON.stringify((requests[0] as CreateRunRequest).run.policy);
     expect(statement.params.filter((p) => p === policy)).toHaveLength(1);
-    await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await db().query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 
   it('inserts every column of every run as given', async () => {
@@ -57,10 +51,10 @@ describe('the insert of new runs (PostgreSQL)', () => {
       return { ...request, run: { ...request.run, runId }, history: { ...request.history } };
     });
     const statement = insertRunsStatement(tables, fresh);
-    const inserted = await db.query<{ run_id: string }>(statement.text, [...statement.params]);
+    const inserted = await db().query<{ run_id: string }>(statement.text, [...statement.params]);
     expect(inserted.map((row) => row.run_id).sort()).toEqual(fresh.map((request) => request.run.runId).sort());
     for (const request of fresh) {
-      const [stored] = await db.query<Record<string, unknown>>(`SELECT * FROM ${tables.runs} WHERE run_id = $1`, [
+      const [stored] = await db().query<Record<string, unknown>>(`SELECT * FROM ${tables.runs} WHERE run_id = $1`, [
         request.run.runId,
       ]);
       const expected = runParams(request.run) as unknown as Record<string, unknown>;
@@ -69,11 +63,11 @@ describe('the insert of new runs (PostgreSQL)', () => {
         const same = typeof got === 'object' && got !== null ? JSON.stringify(got) : got;
         expect([column, same === null ? null : String(same)]).toEqual([column, value === null ? null : String(value)]);
       }
-      const [entry] = await db.query<{ reason: string }>(`SELECT reason FROM ${tables.history} WHERE run_id = $1`, [
+      const [entry] = await db().query<{ reason: string }>(`SELECT reason FROM ${tables.history} WHERE run_id = $1`, [
         request.run.runId,
       ]);
       expect(entry?.reason).toBe('STARTED');
     }
-    await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await db().query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 });
