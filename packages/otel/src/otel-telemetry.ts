@@ -65,43 +65,81 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): DocketTelemet
     }),
   };
   const tasks = new TaskAttributes();
+  const settled = new SettledCounts(instruments.settled);
   return {
     tracer: {
       startSpan: (info) => startSpan(tracer, instruments, tasks.of(info.task), info),
       pageSpan: (info) => pageSpan(tracer, instruments, tasks, info),
-      settled: (info) => instruments.settled.add(1, tasks.withStatus(info.task, info.status)),
+      settled: (info) => settled.add(tasks.withStatus(info.task, info.status)),
     },
   };
 }
 
+/** One task's attributes, and with each status it settled in; made once, read on every page. */
+interface TaskEntry {
+  attributes: Attributes;
+  byStatus: Map<string, Attributes>;
+}
+
 /**
  * The attributes of each task, and of each task and status, made once: every page records two metrics with them, and
- * a new object per page was a measurable part of tracing's cost when no SDK is registered.
+ * a new object (or a key string to find one) per page was a measurable part of tracing's cost.
  */
 class TaskAttributes {
-  private readonly byTask = new Map<string, Attributes>();
-  private readonly byStatus = new Map<string, Attributes>();
+  /** By task name, then version. */
+  private readonly tasks = new Map<string, Map<string, TaskEntry>>();
 
   /** `docket.task.name` and `docket.task.version`. */
   of(task: { name: string; version: string }): Attributes {
-    const key = `${task.name}\u0000${task.version}`;
-    let found = this.byTask.get(key);
-    if (found === undefined) {
-      found = Object.freeze({ 'docket.task.name': task.name, 'docket.task.version': task.version });
-      this.byTask.set(key, found);
-    }
-    return found;
+    return this.entry(task).attributes;
   }
 
   /** The task's attributes and `docket.run.status`. */
   withStatus(task: { name: string; version: string }, status: string): Attributes {
-    const key = `${task.name}\u0000${task.version}\u0000${status}`;
-    let found = this.byStatus.get(key);
+    const entry = this.entry(task);
+    let found = entry.byStatus.get(status);
     if (found === undefined) {
-      found = Object.freeze({ ...this.of(task), 'docket.run.status': status });
-      this.byStatus.set(key, found);
+      found = Object.freeze({ ...entry.attributes, 'docket.run.status': status });
+      entry.byStatus.set(status, found);
     }
     return found;
+  }
+
+  private entry(task: { name: string; version: string }): TaskEntry {
+    let versions = this.tasks.get(task.name);
+    if (versions === undefined) {
+      versions = new Map();
+      this.tasks.set(task.name, versions);
+    }
+    let found = versions.get(task.version);
+    if (found === undefined) {
+      const attributes = Object.freeze({ 'docket.task.name': task.name, 'docket.task.version': task.version });
+      found = { attributes, byStatus: new Map() };
+      versions.set(task.version, found);
+    }
+    return found;
+  }
+}
+
+/**
+ * `docket.runs.settled`, added once per attribute set for all the runs that settled in one stretch of synchronous
+ * work (a settle batch reports its runs one by one): the SDK hashes the attribute set on every `add`. The counts reach
+ * the counter in a microtask, before any timer or I/O callback (a metric reader's collection) can run.
+ */
+class SettledCounts {
+  private readonly pending = new Map<Attributes, number>();
+
+  constructor(private readonly counter: Counter) {}
+
+  /** One more run settled with `attributes`. */
+  add(attributes: Attributes): void {
+    if (this.pending.size === 0) queueMicrotask(() => this.flush());
+    this.pending.set(attributes, (this.pending.get(attributes) ?? 0) + 1);
+  }
+
+  private flush(): void {
+    for (const [attributes, count] of this.pending) this.counter.add(count, attributes);
+    this.pending.clear();
   }
 }
 
@@ -134,7 +172,8 @@ function pageSpan(tracer: OtelTracer, instruments: Instruments, tasks: TaskAttri
   const recording = span.isRecording();
   if (recording) {
     span.setAttributes({
-      ...task,
+      'docket.task.name': info.task.name,
+      'docket.task.version': info.task.version,
       'docket.namespace': info.namespace,
       'docket.run_id': info.runId,
       'docket.page': info.page,

@@ -223,3 +223,25 @@ describe('otelTelemetry without a registered SDK', () => {
     });
   });
 });
+
+describe('otelTelemetry.settled', () => {
+  it('counts every run that settles in one stretch of synchronous work, by task and status', async () => {
+    const sdk = inMemorySdk();
+    const { tracer } = otelTelemetry(sdk);
+    const settle = (name: string, status: 'success' | 'failed') =>
+      tracer.settled?.({ namespace: 'default', runId: 'r', task: { name, version: '1' }, status, reason: 'COMPLETED' });
+    for (let i = 0; i < 5; i++) settle('a', 'success');
+    settle('a', 'failed');
+    settle('b', 'success');
+    await Promise.resolve();
+    settle('a', 'success');
+    const points = (await sdk.metrics()).get('docket.runs.settled')?.points ?? [];
+    await sdk.shutdown();
+    const counted = points.map((p) => [p.attributes['docket.task.name'], p.attributes['docket.run.status'], p.value]);
+    expect(counted.sort()).toEqual([
+      ['a', 'failed', 1],
+      ['a', 'success', 6],
+      ['b', 'success', 1],
+    ]);
+  });
+});
