@@ -152,3 +152,26 @@ describe('runRowOf', () => {
     );
   });
 });
+
+describe('runParams', () => {
+  it('names the columns in RUN_COLUMNS order, so its values bind by position', () => {
+    fc.assert(
+      fc.property(patch, (p) => {
+        const row = runParams({ ...runIn('running'), ...p } as RunRecord);
+        expect(Object.keys(row)).toEqual([...RUN_COLUMNS]);
+        expect(Object.values(row)).toEqual(RUN_COLUMNS.map((c) => row[c]));
+      }),
+    );
+  });
+
+  it('gives the JSON of a frozen policy, and of one that is not frozen as it is at each call', () => {
+    const run = runIn('pending');
+    const frozen = Object.freeze({ ...run.policy, attempts: 7 });
+    expect(JSON.parse(runParams({ ...run, policy: frozen }).policy)).toEqual(frozen);
+    const open = { ...run.policy, attempts: 2 };
+    expect(JSON.parse(runParams({ ...run, policy: open }).policy).attempts).toBe(2);
+    open.attempts = 3;
+    expect(JSON.parse(runParams({ ...run, policy: open }).policy).attempts).toBe(3);
+    expect(JSON.parse(runChanges(run, { ...run, policy: open }).policy as string).attempts).toBe(3);
+  });
+});

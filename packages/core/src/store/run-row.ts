@@ -79,7 +79,7 @@ export function claimRankOfRow(row: Pick<RunRow, 'priority' | 'claim_due_at' | '
   };
 }
 
-/** Named parameters for inserting or updating a run row. */
+/** Named parameters for inserting or updating a run row, in `RUN_COLUMNS` order (`Object.values` gives them by position). */
 export function runParams(run: RunRecord): RunRow {
   return {
     run_id: run.runId,
@@ -106,8 +106,8 @@ export function runParams(run: RunRecord): RunRow {
     model_calls_used: run.modelCallsUsed,
     idempotency_key: run.idempotencyKey,
     input_hash: run.inputHash,
-    policy: JSON.stringify(run.policy),
-    events: JSON.stringify(run.events),
+    policy: sharedJsonText(run.policy),
+    events: sharedJsonText(run.events),
     recovery: run.recovery,
     trigger_event: json(run.triggerEvent),
     fence: run.fence,
@@ -214,8 +214,8 @@ export function runChanges(b: RunRecord, a: RunRecord): Partial<RunRow> {
   if (a.modelCallsUsed !== b.modelCallsUsed) c.model_calls_used = a.modelCallsUsed;
   if (a.idempotencyKey !== b.idempotencyKey) c.idempotency_key = a.idempotencyKey;
   if (a.inputHash !== b.inputHash) c.input_hash = a.inputHash;
-  if (a.policy !== b.policy) c.policy = JSON.stringify(a.policy);
-  if (a.events !== b.events) c.events = JSON.stringify(a.events);
+  if (a.policy !== b.policy) c.policy = sharedJsonText(a.policy);
+  if (a.events !== b.events) c.events = sharedJsonText(a.events);
   if (a.recovery !== b.recovery) c.recovery = a.recovery;
   if (a.triggerEvent !== b.triggerEvent) c.trigger_event = json(a.triggerEvent);
   if (a.fence !== b.fence) c.fence = a.fence;
@@ -255,6 +255,21 @@ export function runColumn(run: RunRecord, column: keyof RunRow): unknown {
 }
 
 const shared = new Map<string, unknown>();
+const sharedText = new WeakMap<object, string>();
+
+/**
+ * The JSON text of a value many runs share by reference (a task's policy and callback kinds, from its definition or
+ * from `parseSharedJson`, both deeply frozen), serialised once per object; an object that is not frozen is serialised
+ * at each call.
+ */
+function sharedJsonText(value: object): string {
+  let text = sharedText.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    if (Object.isFrozen(value)) sharedText.set(value, text);
+  }
+  return text;
+}
 
 /**
  * Parses a JSON column that many runs share word for word (a task's policy and callback kinds): parsed once, frozen,

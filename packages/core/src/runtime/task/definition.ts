@@ -4,8 +4,7 @@ import type { ResolvedDefinition } from '../../machine/definition.js';
 import type { FlowLimits, TaskFlow } from '../../machine/flow.js';
 import type { CallbackKind, RetryPolicy } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
-import type { Json } from '../../util/json.js';
-import { canonicalJson } from '../../util/json.js';
+import { canonicalJson, deepFreeze, type Json } from '../../util/json.js';
 import { formatIssues, nameSchema, strictObject } from '../../util/validation.js';
 import { fillPolicy, policySchema } from '../queue/options.js';
 
@@ -70,8 +69,9 @@ export function resolveDefinition(input: unknown, defaultPolicy: RetryPolicy): R
   return {
     name: d.name,
     version: d.version,
-    events,
-    policy,
+    // Frozen: every run of the task shares them by reference, and a store serialises each once (`runParams`).
+    events: deepFreeze(events),
+    policy: deepFreeze(policy),
     recovery,
     limits,
     schema: {
