@@ -1,25 +1,19 @@
 import { createQueue, type HistoryEntry } from '@docket/core';
 import { planClaim, type RunRecord, type RunWrite, rowToHistory, transition } from '@docket/core/store';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
 import { runWritesStatement } from '../src/writes/run-writes.js';
-import { backend, DATABASE_URL, freshSchema } from './helpers.js';
+import { backendForTests, DATABASE_URL, freshSchema } from './helpers.js';
 
 describe('the run writes statement for locked rows (allLocked)', () => {
-  let db: Awaited<ReturnType<typeof backend>>;
-  beforeAll(async () => {
-    db = await backend();
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const { db } = backendForTests();
 
   /** Two started runs on a fresh schema, as stored, and the schema's tables. */
   async function setup() {
     const schema = freshSchema();
-    const store = postgresStore(db.options(schema));
+    const store = postgresStore(db().options(schema));
     const queue = createQueue({ store, runtime: { mode: 'producer' } });
     const task = queue.define({ name: 'locked', version: '1' });
     await queue.ready();
@@ -35,7 +29,7 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     const client = DATABASE_URL ? new pg.Client(DATABASE_URL) : null;
     await client?.connect();
     const query = async (q: string, p?: unknown[]) =>
-      client ? (await client.query(q, p as unknown[])).rows : await db.query(q, p);
+      client ? (await client.query(q, p as unknown[])).rows : await db().query(q, p);
     await query('BEGIN');
     try {
       return await work(query);
@@ -73,7 +67,7 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     // Without allLocked the same writes answer the id that landed.
     const guarded = runWritesStatement(tables, [claims[0]!, { current: moved, write: planClaim(moved, 'w', 1, now)! }]);
     expect((await attempt(guarded.text, guarded.params)).rows).toEqual([{ run_id: first.runId }]);
-    await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await db().query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 
   /** Runs `text` in a rolled-back transaction and answers the history rows of `runIds` it left, in seq order. */
@@ -128,6 +122,6 @@ describe('the run writes statement for locked rows (allLocked)', () => {
     expect(apart.text.match(/json_to_recordset/g)).toHaveLength(2);
     const written = await historyAfter(apart.text, apart.params, tables.history, ids);
     expect(written.filter((e) => e.seq > 1)).toEqual(expected(mixed));
-    await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await db().query(`DROP SCHEMA "${schema}" CASCADE`);
   });
 });
