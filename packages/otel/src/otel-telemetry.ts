@@ -3,6 +3,7 @@ import {
   type Attributes,
   type Counter,
   context,
+  diag,
   type Histogram,
   type MeterProvider,
   metrics,
@@ -137,9 +138,17 @@ class SettledCounts {
     this.pending.set(attributes, (this.pending.get(attributes) ?? 0) + 1);
   }
 
+  /** Outside the runtime's guard of the hooks: an SDK that throws is reported to OpenTelemetry's `diag` logger. */
   private flush(): void {
-    for (const [attributes, count] of this.pending) this.counter.add(count, attributes);
+    const counts = [...this.pending];
     this.pending.clear();
+    for (const [attributes, count] of counts) {
+      try {
+        this.counter.add(count, attributes);
+      } catch (error) {
+        diag.error('docket.runs.settled: the counter threw', error);
+      }
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import { createQueue, NonRetryableError, type Queue, type Store } from '@docket/
 import { waitFor, waitForStatus } from '@docket/core/testing';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
-import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, DiagLogLevel, diag, type MeterProvider, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -243,5 +243,31 @@ describe('otelTelemetry.settled', () => {
       ['a', 'success', 6],
       ['b', 'success', 1],
     ]);
+  });
+  it('reports a counter that throws to the diag logger and keeps counting', async () => {
+    const errors: unknown[][] = [];
+    const logger = { error: (...args: unknown[]) => errors.push(args), warn() {}, info() {}, debug() {}, verbose() {} };
+    diag.setLogger(logger, DiagLogLevel.ERROR);
+    let calls = 0;
+    const counter = {
+      add() {
+        calls += 1;
+        if (calls === 1) throw new Error('exporter gone');
+      },
+    };
+    const meter = { createCounter: () => counter, createHistogram: () => ({ record() {} }) };
+    const { tracer } = otelTelemetry({ meterProvider: { getMeter: () => meter } as unknown as MeterProvider });
+    try {
+      const info = { namespace: 'default', runId: 'r', task: { name: 'a', version: '1' }, reason: 'COMPLETED' as const };
+      tracer.settled?.({ ...info, status: 'success' as const });
+      await Promise.resolve();
+      tracer.settled?.({ ...info, status: 'success' as const });
+      await Promise.resolve();
+    } finally {
+      diag.disable();
+    }
+    expect(calls).toBe(2);
+    expect(errors.map((args) => args[0])).toEqual(['docket.runs.settled: the counter threw']);
+    expect((errors[0]?.[1] as Error).message).toBe('exporter gone');
   });
 });

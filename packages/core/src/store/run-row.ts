@@ -79,7 +79,10 @@ export function claimRankOfRow(row: Pick<RunRow, 'priority' | 'claim_due_at' | '
   };
 }
 
-/** Named parameters for inserting or updating a run row, in `RUN_COLUMNS` order (`Object.values` gives them by position). */
+/**
+ * Named parameters for inserting or updating a run row, in `RUN_COLUMNS` order (`Object.values` gives them by
+ * position).
+ */
 export function runParams(run: RunRecord): RunRow {
   return {
     run_id: run.runId,
