@@ -28,7 +28,7 @@ export async function familySection({ quick, concurrency, scenario, inTurns, add
   );
   // At 16 slots the children run as a steady stream (at hundreds of slots they run in a few bursts, which no quarter
   // measures well): a counter that cost more as it grew would slow the last quarter.
-  const [steady] = await inTurns([() => family('fanout', { n, concurrency: 16 })], 3, 'lastAgainstFirst');
+  const [steady] = await inTurns([() => family('fanout', { n, concurrency: 16 })], 5, 'lastAgainstFirst');
   add(
     `children run/s, the last quarter against the first (${store})`,
     `${n} children, 16 slots`,
