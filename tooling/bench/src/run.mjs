@@ -298,13 +298,17 @@ async function sqliteSection() {
   );
 }
 
-/** Processing with `otelTelemetry()`, without an SDK and with one, against no telemetry: three of each, in turns. */
+/**
+ * Processing with `otelTelemetry()`, without an SDK and with one, against no telemetry: five of each, in turns (the
+ * no-SDK row looks for a difference of a few percent, which three runs on a shared machine cannot tell apart).
+ */
 async function telemetryRows(n) {
   log(`processing with OpenTelemetry, n=${n}`);
   const [none, noop, sdk] = await inTurns(
     [undefined, 'otel-noop', 'otel-sdk'].map(
       (telemetry) => () => scenario('docketProcess', { n, concurrency, telemetry }),
     ),
+    5,
   );
   const section = 'processed/s with otelTelemetry()';
   add(section, 'no SDK registered', noop.rate, none.rate, 'Docket without telemetry, same run', 0.95);
@@ -342,7 +346,7 @@ or schema.
   commit). Raw baselines use better-sqlite3 with WAL and synchronous NORMAL, on a one-table queue or, in the rows
   that say they do Docket's writes, on Docket's own tables. Starts, and the processing rates of Docket (with and
   without priorities), its twin and BullMQ, are medians of 3 runs taken in turns, as are the rows with finished runs
-  in the file and with telemetry; cold starts are medians of 5, in turns.
+  in the file; the rows with telemetry and cold starts are medians of 5, in turns.
 - ${postgres}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version},
