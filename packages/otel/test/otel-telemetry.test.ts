@@ -244,6 +244,7 @@ describe('otelTelemetry.settled', () => {
       ['b', 'success', 1],
     ]);
   });
+
   it('reports a counter that throws to the diag logger and keeps counting', async () => {
     const errors: unknown[][] = [];
     const logger = { error: (...args: unknown[]) => errors.push(args), warn() {}, info() {}, debug() {}, verbose() {} };
