@@ -116,7 +116,7 @@ export class Statements {
     );
   }
 
-  /** Inserts a run's row, its values bound by position (cheaper than by name for 39 columns). */
+  /** Inserts a run's row, its values bound by position (cheaper than by name for 42 columns). */
   insertRun(run: RunRecord): void {
     this.insertRunValues.run(Object.values(runParams(run)));
   }
