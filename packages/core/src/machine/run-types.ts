@@ -343,15 +343,56 @@ export function iso(ms: number): string {
 let lastIsoMs = Number.NaN;
 let lastIso = '';
 
+/** The fields of a stored run that its `RunInfo` shows, besides `query` and `state`. */
+export type RunInfoFields = Pick<
+  RunRecord,
+  | 'runId'
+  | 'taskName'
+  | 'taskVersion'
+  | 'status'
+  | 'reason'
+  | 'page'
+  | 'pageFailures'
+  | 'businessFailures'
+  | 'scheduledRetries'
+  | 'recoveries'
+  | 'error'
+  | 'revision'
+  | 'trigger'
+  | 'dueAt'
+  | 'deadlineAt'
+  | 'modelCallLimit'
+  | 'modelCallsUsed'
+  | 'priority'
+  | 'group'
+  | 'rateLimited'
+  | 'parent'
+  | 'children'
+  | 'createdAt'
+  | 'updatedAt'
+>;
+
 /** Builds the public `RunInfo` from a stored run and its callback counts. */
-export function toRunInfo<Q = Json, S = Json>(run: RunRecord, callbacks: CallbackCounts): RunInfo<Q, S> {
+export function toRunInfo<Q = Json, S = Json>(
+  run: RunInfoFields & Pick<RunRecord, 'query' | 'state'>,
+  callbacks: CallbackCounts,
+): RunInfo<Q, S> {
+  const info = toRunInfoWithoutPayloads(run, callbacks) as RunInfo<Q, S>;
+  info.query = run.query as Q;
+  info.state = run.state as S | null;
+  return info;
+}
+
+/** Builds a run's `RunInfo` without `query` and `state` (a listed run's, unless the listing asked for payloads). */
+export function toRunInfoWithoutPayloads(
+  run: RunInfoFields,
+  callbacks: CallbackCounts,
+): Omit<RunInfo, 'query' | 'state'> {
   return {
     runId: run.runId,
     task: { name: run.taskName, version: run.taskVersion },
     status: run.status,
     reason: run.reason,
-    query: run.query as Q,
-    state: run.state as S | null,
     page: run.page,
     batchId: `${run.runId}:${run.page}`,
     attempt: run.pageFailures + 1,

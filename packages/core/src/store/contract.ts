@@ -18,6 +18,7 @@ import type {
   CollectResult,
   ListCallbackEventsRequest,
   ListChildrenRequest,
+  ListedRun,
   ListRunsRequest,
   ListSchedulesRequest,
   RunStatsAnswer,
@@ -35,6 +36,7 @@ export type {
   CollectResult,
   ListCallbackEventsRequest,
   ListChildrenRequest,
+  ListedRun,
   ListRunsRequest,
   ListSchedulesRequest,
   PlainClaim,
@@ -173,9 +175,9 @@ export interface Store<Tx = unknown> {
 
   /**
    * Lists runs newest first (by `runId`, which starts with the creation time), optionally by task name, status, group
-   * or parent, below the `before` id.
+   * or parent, below the `before` id: each as a `ListedRun` (a whole `RunRecord` will do).
    */
-  listRuns(request: ListRunsRequest): Promise<RunRecord[]>;
+  listRuns(request: ListRunsRequest): Promise<ListedRun[]>;
 
   /**
    * The children one page of a parent started, in the order the page gave them (their ids, made by one process in

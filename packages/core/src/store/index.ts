@@ -98,6 +98,7 @@ export {
   type EventPlan,
   type ListCallbackEventsRequest,
   type ListChildrenRequest,
+  type ListedRun,
   type ListRunsRequest,
   type ListSchedulesRequest,
   type PlanResult,
@@ -145,6 +146,7 @@ export {
 } from './group-lists.js';
 export { HISTORY_COLUMNS, type HistoryRow, historyParams, rowToHistory } from './history-row.js';
 export { KnownRuns } from './known-runs.js';
+export { listedColumns, listedRunOf } from './listed-row.js';
 export {
   type MemoryStore,
   type MemoryStoreOptions,

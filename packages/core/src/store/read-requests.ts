@@ -1,5 +1,5 @@
 // The requests and answers of the store's read verbs: stats, lists, and collection.
-import type { CallbackEventStatus, RunRecord, RunStatus } from '../machine/run-types.js';
+import type { CallbackEventStatus, RunInfoFields, RunRecord, RunStatus } from '../machine/run-types.js';
 
 /**
  * The first string above every string that starts with `prefix` (its last character raised by one): the upper bound
@@ -70,7 +70,16 @@ export interface ListRunsRequest {
   limit: number;
   /** Only runs whose id sorts below this one (the previous slice's last); `null` from the newest. */
   before: string | null;
+  /** Whether to read each run's `query` and `state` too (`operator.runs.list({ payloads: true })`). */
+  payloads?: boolean;
 }
+
+/**
+ * What `listRuns` answers for each run: the fields a listing shows (`RunListItem`), with `query` and `state` when the
+ * request asked for payloads. A store may answer whole `RunRecord`s; reading only these keeps a page of runs from
+ * reading and parsing each row's policy, callback kinds and lease.
+ */
+export type ListedRun = RunInfoFields & Partial<Pick<RunRecord, 'query' | 'state'>>;
 
 /** What `listChildren` reads: the children one page of a parent started. */
 export interface ListChildrenRequest {

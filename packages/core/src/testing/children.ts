@@ -118,6 +118,13 @@ export function childrenSuite<Tx>(factory: HarnessFactory<Tx>): void {
       );
       expect(children.map((c) => c.status)).toEqual(['success', 'success', 'success', 'failed', 'success']);
       expect(await h.countAppRows(runId)).toBe(1);
+      // A listing reads fewer columns than runs.get: the parent's counts and the children's links read the same.
+      const listed = await queue.operator.runs.list({ limit: 10 });
+      expect(listed.items).toHaveLength(6);
+      for (const item of listed.items) {
+        const { query: _query, state: _state, ...shown } = (await queue.operator.runs.get(item.runId)) as RunInfo;
+        expect(item).toEqual(shown);
+      }
     });
 
     it("childFailure 'fail': the first failed child cancels the unfinished others (PARENT_FAILED) and fails the parent (CHILD_FAILED)", async () => {

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { RunInfo } from '../machine/run-types.js';
 import { isDocketError } from '../util/errors.js';
 import { describeArea, type HarnessFactory, manualClock, sleep, waitForStatus } from './harness.js';
 
@@ -51,6 +52,30 @@ export function operatorSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(isDocketError(foreign, 'CURSOR_INVALID')).toBe(true);
       const bad = await op.runs.list({ limit: 500 }).catch((e: unknown) => e);
       expect(isDocketError(bad, 'CONFIG_INVALID')).toBe(true);
+    });
+
+    it('a listed run shows every field runs.get shows but its payloads, and both with payloads', async () => {
+      await area.harness();
+      const a = await producer('listed');
+      const at = new Date(Date.now() + 3_600_000);
+      await a.task.start({ query: { n: 1 }, idempotencyKey: 'k-1', priority: 7, group: 'tenant-a' });
+      await a.task.start({ query: { n: 2 }, trigger: { at }, limits: { modelCalls: 3, deadlineAt: at } });
+      await a.task.start({ query: { n: 3 }, trigger: { event: 'paid', match: { order: 3 } } });
+      const cancelled = await a.task.start({ query: { n: 4 }, group: 'tenant-b', priority: -2 });
+      await a.task.cancel(cancelled.runId);
+      const op = a.queue.operator;
+      const [bare, full] = [
+        await op.runs.list({ taskName: 'listed' }),
+        await op.runs.list({ taskName: 'listed', payloads: true }),
+      ];
+      expect(bare.items).toHaveLength(4);
+      for (const [i, item] of bare.items.entries()) {
+        const info = (await op.runs.get(item.runId)) as RunInfo;
+        const { query, state, ...shown } = info;
+        expect(item).toEqual(shown);
+        expect(full.items[i]).toEqual(info);
+        expect([query, state]).toEqual([{ n: 4 - i }, null]);
+      }
     });
 
     it('finds a run by its idempotency key, and lists runs created in a time range', async () => {

@@ -8,7 +8,10 @@ import {
   type HistoryRow,
   keyPrefixEnd,
   type ListChildrenRequest,
+  type ListedRun,
   type ListRunsRequest,
+  listedColumns,
+  listedRunOf,
   type RunRecord,
   type RunRow,
   type RunStatsAnswer,
@@ -104,7 +107,7 @@ export async function runStats(ctx: PgContext, request: RunStatsRequest): Promis
 }
 
 /** `Store.listRuns`: runs newest first below a cursor, optionally of one task, one status and one group. */
-export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promise<RunRecord[]> {
+export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promise<ListedRun[]> {
   const filters = [sql`namespace = ${request.namespace}`];
   if (request.before !== null) filters.push(sql`run_id < ${request.before}`);
   if (request.taskName !== null) filters.push(sql`task_name = ${request.taskName}`);
@@ -117,11 +120,13 @@ export async function listRuns(ctx: PgContext, request: ListRunsRequest): Promis
     filters.push(sql`idempotency_key >= ${prefix} AND idempotency_key < ${keyPrefixEnd(prefix)}`);
   }
   if (request.from !== undefined) filters.push(sql`run_id >= ${request.from}`);
-  const found = await rowsOf<RunRow>(
+  const columns = listedColumns(request.payloads);
+  const found = await rowsOf<Record<string, unknown>>(
     ctx.live(),
-    sql`SELECT * FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)} ORDER BY run_id DESC LIMIT ${request.limit}`,
+    sql`SELECT ${sql.raw(columns.join(', '))} FROM ${ctx.q.runs} WHERE ${sql.join(filters, sql` AND `)}
+        ORDER BY run_id DESC LIMIT ${request.limit}`,
   );
-  return found.map(rowToRun);
+  return found.map((row) => listedRunOf(columns.map((column) => row[column])));
 }
 
 /** `Store.listChildren`: one page's children in id order. */

@@ -8,16 +8,17 @@ import {
   type HistoryRow,
   keyPrefixEnd,
   type ListChildrenRequest,
+  type ListedRun,
   type ListRunsRequest,
+  listedColumns,
+  listedRunOf,
   RUN_COLUMNS,
   type RunRecord,
-  type RunRow,
   type RunStatsAnswer,
   type RunStatsRequest,
   rowToChild,
   rowToHistory,
   rowToRun,
-  runRowOf,
   type SettledMinute,
   type SettledRequest,
 } from '@docket/core/store';
@@ -44,7 +45,8 @@ export interface ReadStatements {
   statsDeadLetters: Database.Statement<[StatsParams], { n: number }>;
   statsOldestDue: Database.Statement<[StatsParams], { due: number | null }>;
   settledMinutes: Database.Statement<[string, number], { minute: number; n: number }>;
-  listRuns: (request: ListRunsRequest & { before: string }) => RunRow[];
+  /** `listRuns`: each run's values in `listedColumns` order (raw: see `listedRunOf`). */
+  listRuns: (request: ListRunsRequest & { before: string }) => unknown[][];
   /** `listChildren`: one page's children in id order (`namespace`, `parent_run_id`, `parent_page`), `CHILD_COLUMNS`. */
   listChildren: Database.Statement<[string, string, number], ChildRow>;
   /** The children of a parent that are not terminal, in id order: the cancel cascade's rows. */
@@ -121,7 +123,16 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
   const statements = new Map<string, Database.Statement>();
   return (request) => {
     const { taskName, status, group, parentRunId, idempotencyKey, idempotencyKeyPrefix: prefix, from } = request;
-    const given = [taskName !== null, status !== null, group, parentRunId, idempotencyKey, prefix, from];
+    const given = [
+      taskName !== null,
+      status !== null,
+      group,
+      parentRunId,
+      idempotencyKey,
+      prefix,
+      from,
+      request.payloads,
+    ];
     const key = given.map((g) => g !== undefined && g !== false).join(':');
     let statement = statements.get(key);
     if (!statement) {
@@ -133,10 +144,9 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
       if (idempotencyKey !== undefined) where.push('idempotency_key = @idempotency_key');
       if (prefix !== undefined) where.push('idempotency_key >= @key_from AND idempotency_key < @key_below');
       if (from !== undefined) where.push('run_id >= @from');
+      const columns = listedColumns(request.payloads).join(', ');
       statement = db
-        .prepare(
-          `SELECT ${RUN_COLUMNS.join(', ')} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`,
-        )
+        .prepare(`SELECT ${columns} FROM docket_runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT @limit`)
         .raw(true);
       statements.set(key, statement);
     }
@@ -152,7 +162,7 @@ function runListing(db: Database.Database): ReadStatements['listRuns'] {
     if (idempotencyKey !== undefined) params.idempotency_key = idempotencyKey;
     if (prefix !== undefined) Object.assign(params, { key_from: prefix, key_below: keyPrefixEnd(prefix) });
     if (from !== undefined) params.from = from;
-    return (statement.all(params) as unknown[][]).map(runRowOf);
+    return statement.all(params) as unknown[][];
   };
 }
 
@@ -220,9 +230,9 @@ export function settledPerMinute(ctx: SqliteContext, request: SettledRequest): P
 }
 
 /** `Store.listRuns`: runs newest first below a cursor, optionally of one task, status, group and parent. */
-export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<RunRecord[]> {
+export function listRuns(ctx: SqliteContext, request: ListRunsRequest): Promise<ListedRun[]> {
   return ctx.read('store.listRuns', ({ s }) =>
-    s.reads.listRuns({ ...request, before: request.before ?? NEWEST_ID }).map(rowToRun),
+    s.reads.listRuns({ ...request, before: request.before ?? NEWEST_ID }).map(listedRunOf),
   );
 }
 

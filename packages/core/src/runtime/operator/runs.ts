@@ -1,14 +1,14 @@
 import {
   type CallbackCounts,
   type HistoryEntry,
-  type RunInfo,
   type RunRecord,
   toRunInfo,
+  toRunInfoWithoutPayloads,
 } from '../../machine/run-types.js';
 import { transitionWrite } from '../../machine/run-write.js';
 import { scheduleKeyPrefix } from '../../machine/schedule-slots.js';
 import { transition } from '../../machine/state-machine.js';
-import type { RunWrite } from '../../store/contract.js';
+import type { ListedRun, RunWrite } from '../../store/contract.js';
 import { DocketError } from '../../util/errors.js';
 import { assertRunId, runIdTimePrefix } from '../../util/ids.js';
 import type { Json } from '../../util/json.js';
@@ -46,13 +46,13 @@ export function operatorRuns(scope: OperatorScope): Operator['runs'] {
       }
       const bounds = createdBounds(createdFrom, createdTo, before);
       const byKey = scheduleId === undefined ? {} : { idempotencyKeyPrefix: scheduleKeyPrefix(scheduleId) };
-      const runs = await store.listRuns({ ...request, ...byKey, ...bounds, limit: limit + 1 });
+      const runs = await store.listRuns({ ...request, ...byKey, ...bounds, limit: limit + 1, payloads });
       const { slice, nextCursor } = sliceOf(runs, limit, (run) => run.runId, filter);
       const callbacks = await store.callbackCountsOf(
         namespace,
         slice.map((run) => run.runId),
       );
-      const items = slice.map((run, i) => listItem(toRunInfo(run, callbacks[i] as CallbackCounts), payloads));
+      const items = slice.map((run, i) => listItem(run, callbacks[i] as CallbackCounts, payloads));
       return { items, nextCursor };
     },
     async get(runId) {
@@ -168,8 +168,11 @@ function decideRunCommand(
 }
 
 /** A listed run: its `RunInfo` without `query` and `state` unless the listing asked for them. */
-function listItem(info: RunInfo, payloads: boolean): RunListItem {
-  if (payloads) return info;
-  const { query: _query, state: _state, ...item } = info;
+function listItem(run: ListedRun, callbacks: CallbackCounts, payloads: boolean): RunListItem {
+  const item: RunListItem = toRunInfoWithoutPayloads(run, callbacks);
+  if (payloads) {
+    item.query = run.query;
+    item.state = run.state ?? null;
+  }
   return item;
 }
