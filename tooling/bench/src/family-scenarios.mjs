@@ -9,54 +9,56 @@ const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
 
 /**
- * A queue with the `leaf` task (no-op, `onLeaf` told of each page) and the `fanout` task whose first page starts `n`
- * leaves and whose second page tells `onParentDone`.
+ * A queue with the `leaf` task (no-op) and the `fanout` task whose first page starts `n` leaves, and ends with its
+ * second. `onSuccess(runId, task)` is told of every run that succeeded, once its commit landed (the queue's telemetry
+ * sink reports transitions after their commit). Before it answers, one family of one leaf runs through both tasks, so
+ * that neither measurement pays the first connections, prepared statements and compiled code of a cold process.
  */
-async function openFamily(url, concurrency, onLeaf, onParentDone = () => {}) {
+async function openFamily(url, concurrency, onSuccess) {
   const { open, drop } = await freshStore(url, 'family');
-  const queue = createQueue({ store: open(), runtime: { mode: 'all', concurrency }, logger: false });
-  const leaf = queue.define(
-    { name: 'leaf', version: '1' },
-    {
-      execute(ctx) {
-        onLeaf();
-        return ctx.end();
-      },
-    },
-  );
+  let report = () => {};
+  const sink = (event) => {
+    if (event.type === 'transition' && event.entry.to === 'success') report(event.runId, event.task.name);
+  };
+  const queue = createQueue({
+    store: open(),
+    runtime: { mode: 'all', concurrency },
+    logger: false,
+    telemetry: { sink },
+  });
+  const leaf = queue.define({ name: 'leaf', version: '1' }, { execute: (ctx) => ctx.end() });
   const fanout = queue.define(
     { name: 'fanout', version: '1' },
     {
       execute(ctx) {
-        if (ctx.page > 1) {
-          onParentDone();
-          return ctx.end();
-        }
+        if (ctx.page > 1) return ctx.end();
         const children = Array.from({ length: ctx.query.n }, (_, i) => ({ task: leaf, query: payload(i) }));
         return ctx.next(null, { children });
       },
     },
   );
   await queue.ready();
+  const warm = await fanout.start({ query: { n: 1 } });
+  if ((await fanout.wait(warm.runId, { timeoutMs: 60_000 }))?.status !== 'success') throw new Error('warm-up failed');
+  report = onSuccess;
   return { queue, leaf, fanout, drop };
 }
 
 /**
- * One parent with `n` no-op children, from its start to its last page (as `independent` measures to its last run's
- * page: `task.wait` reads the run every 50 ms, which would add its own latency): answers the time, and the settle
+ * One parent with `n` no-op children, from its start to its success (as `independent` measures to its last run's
+ * success; `task.wait` reads the run every 50 ms, which would add its own latency): answers the time, and the settle
  * rate of the last quarter of the children against the first quarter (from their `updatedAt`, the settle's time, in
  * milliseconds: a tenth of 1,000 children settles within some 25 ms, where one late commit weighs too much).
  */
 async function fanout({ n, concurrency, url }) {
   const done = latch();
-  const family = await openFamily(
-    url,
-    concurrency,
-    () => {},
-    () => done.open(),
-  );
+  let parentRunId = null;
+  const family = await openFamily(url, concurrency, (runId, task) => {
+    if (task === 'fanout' && runId === parentRunId) done.open();
+  });
   const t = performance.now();
   const { runId } = await family.fanout.start({ query: { n } });
+  parentRunId = runId;
   await done.done;
   const ms = performance.now() - t;
   const info = await family.fanout.wait(runId, { timeoutMs: 600_000 });
@@ -86,8 +88,8 @@ async function fanout({ n, concurrency, url }) {
 async function independent({ n, concurrency, url }) {
   const all = latch();
   let done = 0;
-  const family = await openFamily(url, concurrency, () => {
-    if (++done === n + 1) all.open();
+  const family = await openFamily(url, concurrency, (_runId, task) => {
+    if (task === 'leaf' && ++done === n + 1) all.open();
   });
   const t = performance.now();
   for (let i = 0; i <= n; i += 1000) {
