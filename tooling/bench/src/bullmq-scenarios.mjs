@@ -4,7 +4,7 @@
 // Docket keeps finished runs).
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { latch, payload, percentile, rate } from './common.mjs';
+import { latch, latencyRecorder, pacedSends, payload, rate } from './common.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? '{}');
@@ -52,31 +52,21 @@ async function bullmqProcess({ n, concurrency }) {
  */
 async function bullmqLatency({ count, perSecond }) {
   const queue = new Queue('noop', { connection, prefix });
-  const latencies = [];
-  const all = latch();
+  const latencies = latencyRecorder(count);
   const worker = new Worker(
     'noop',
     async (job) => {
-      latencies.push(performance.now() - job.data.t);
-      if (latencies.length === count) all.open();
+      latencies.record(job.data.i, performance.now() - job.data.t);
     },
     { connection, prefix, concurrency: 8 },
   );
   await worker.waitUntilReady();
-  const interval = 1000 / perSecond;
-  const start = performance.now();
-  for (let i = 0; i < count; i++) {
-    const wait = start + i * interval - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    await queue.add('noop', { t: performance.now(), pad: 'x'.repeat(80) });
-  }
-  await all.done;
+  await pacedSends(count, perSecond, (i) => queue.add('noop', { ...payload(i), t: performance.now() }));
+  await latencies.done;
   await worker.close();
   await cleanUp(queue);
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+  return latencies.result();
 }
-
-const round = (ms) => Math.round(ms * 10) / 10;
 
 /** Whether Redis answers at `url` (the section is skipped when it does not). */
 async function redisPing() {

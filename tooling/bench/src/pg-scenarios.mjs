@@ -5,7 +5,7 @@
 import { createQueue } from '@docket/core';
 import { postgresStore } from '@docket/store-postgres';
 import pg from 'pg';
-import { definition, latch, machineBusyMs, payload, percentile, rate } from './common.mjs';
+import { definition, latch, latencyRecorder, machineBusyMs, pacedSends, payload, rate } from './common.mjs';
 import { medianFeedMs, medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -28,17 +28,6 @@ async function enqueueInChunks(n, size, add) {
     await add(chunk);
   }
   return rate(n, performance.now() - t);
-}
-
-/** Paces `count` calls of `add(i)` at `perSecond`, each awaited. */
-async function paced(count, perSecond, add) {
-  const interval = 1000 / perSecond;
-  const start = performance.now();
-  for (let i = 0; i < count; i++) {
-    const wait = start + i * interval - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    await add(i);
-  }
 }
 
 /**
@@ -131,16 +120,14 @@ async function docketProcess({ n, concurrency, schema }) {
 
 async function docketLatency({ count, perSecond, schema }) {
   await dropSchema(schema);
-  const latencies = [];
-  const all = latch();
+  const latencies = latencyRecorder(count);
   const consumer = createQueue({
     store: postgresStore({ connectionString: url, schema }),
     runtime: { mode: 'consumer', concurrency: 8 },
   });
   consumer.define(definition, {
     execute(ctx) {
-      latencies.push(performance.timeOrigin + performance.now() - ctx.query.t);
-      if (latencies.length === count) all.open();
+      latencies.record(ctx.query.i, performance.timeOrigin + performance.now() - ctx.query.t);
       return ctx.end();
     },
   });
@@ -152,17 +139,15 @@ async function docketLatency({ count, perSecond, schema }) {
   });
   const task = producer.define(definition);
   await producer.ready();
-  await paced(count, perSecond, () =>
-    task.start({ query: { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) } }),
+  await pacedSends(count, perSecond, (i) =>
+    task.start({ query: { ...payload(i), t: performance.timeOrigin + performance.now() } }),
   );
-  await all.done;
+  await latencies.done;
   await producer.close();
   await consumer.close();
   await dropSchema(schema);
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+  return latencies.result();
 }
-
-const round = (ms) => Math.round(ms * 10) / 10;
 
 // --- Raw SKIP LOCKED ------------------------------------------------------------------------------------------
 
@@ -312,20 +297,18 @@ async function graphileLatency({ count, perSecond, concurrency, schema }) {
   await dropSchema(schema);
   const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
   await utils.migrate();
-  const latencies = [];
-  const all = latch();
+  const latencies = latencyRecorder(count);
   const runner = await graphileRunner(schema, concurrency, async (job) => {
-    latencies.push(performance.timeOrigin + performance.now() - job.t); // the task receives the payload
-    if (latencies.length === count) all.open();
+    latencies.record(job.i, performance.timeOrigin + performance.now() - job.t); // the task receives the payload
   });
-  await paced(count, perSecond, () =>
-    utils.addJob('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  await pacedSends(count, perSecond, (i) =>
+    utils.addJob('noop', { ...payload(i), t: performance.timeOrigin + performance.now() }),
   );
-  await all.done;
+  await latencies.done;
   await runner.stop();
   await utils.release();
   await dropSchema(schema);
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+  return latencies.result();
 }
 
 /** A graphile-worker runner for the `noop` task on `schema`, with the worker preset options given. */
@@ -408,20 +391,18 @@ async function pgBossProcess({ n, batchSize, schema }) {
 
 async function pgBossLatency({ count, perSecond, schema }) {
   const { boss } = await startBoss(schema);
-  const latencies = [];
-  const all = latch();
+  const latencies = latencyRecorder(count);
   // Fetches of 500 every 0.5 s (pg-boss's shortest poll) keep up with 200 jobs/s; smaller fetches fall behind.
   await boss.work('noop', { batchSize: 500, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    for (const job of jobs) latencies.push(performance.timeOrigin + performance.now() - job.data.t);
-    if (latencies.length >= count) all.open();
+    for (const job of jobs) latencies.record(job.data.i, performance.timeOrigin + performance.now() - job.data.t);
   });
-  await paced(count, perSecond, () =>
-    boss.send('noop', { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) }),
+  await pacedSends(count, perSecond, (i) =>
+    boss.send('noop', { ...payload(i), t: performance.timeOrigin + performance.now() }),
   );
-  await all.done;
+  await latencies.done;
   await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
   await dropSchema(schema);
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+  return latencies.result();
 }
 
 /**

@@ -10,6 +10,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { WARM_UP } from './common.mjs';
 import { familySection } from './family-section.mjs';
 import { flowSection } from './flow-section.mjs';
 import { benchDatabase, PG_CONCURRENCY, postgresSection } from './pg-section.mjs';
@@ -347,6 +348,9 @@ or schema.
   that say they do Docket's writes, on Docket's own tables. Starts, and the processing rates of Docket (with and
   without priorities), its twin and BullMQ, are medians of 3 runs taken in turns, as are the rows with finished runs
   in the file; the rows with telemetry and cold starts are medians of 5, in turns.
+- Every latency row leaves out the first ${WARM_UP} runs of its measurement, sent at the same pace (a fresh process's
+  first connections and compiled code are a cold start, measured apart). The child-run rows measure both sides from
+  the start to the success of the last run, after one family of one child has warmed the queue.
 - ${postgres}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version},

@@ -11,7 +11,7 @@ import { sqliteStore } from '@docket/store-sqlite';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Database from 'better-sqlite3';
-import { definition, payload, percentile, rate } from './common.mjs';
+import { definition, latencyRecorder, pacedSends, payload, rate } from './common.mjs';
 import { docketStartsLoop, docketWritesLoop } from './sqlite-twin.mjs';
 import { medianFeedMs, medianPagesMs, medianStatsMs } from './stats-timing.mjs';
 
@@ -227,16 +227,11 @@ async function plainjobRun({ n }) {
 /** Enqueue-to-handler latency at `perSecond` runs/s, the producer in this process or in a child process. */
 async function docketLatency({ count, perSecond, remote }) {
   const filename = tempFile();
-  const latencies = [];
-  let finish;
-  const finished = new Promise((resolve) => {
-    finish = resolve;
-  });
+  const latencies = latencyRecorder(count);
   const queue = createQueue({ store: sqliteStore({ filename }), runtime: { concurrency: 8 } });
   const task = queue.define(definition, {
     execute(ctx) {
-      latencies.push(performance.timeOrigin + performance.now() - ctx.query.t);
-      if (latencies.length === count) finish();
+      latencies.record(ctx.query.i, performance.timeOrigin + performance.now() - ctx.query.t);
       return ctx.end();
     },
   });
@@ -248,18 +243,15 @@ async function docketLatency({ count, perSecond, remote }) {
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     const exited = new Promise((resolve) => child.on('exit', resolve));
-    await finished;
+    await latencies.done;
     await exited;
   } else {
     await produce({ task, count, perSecond });
-    await finished;
+    await latencies.done;
   }
   await queue.close();
-  return { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) };
+  return latencies.result();
 }
-
-/** Milliseconds to one decimal. */
-const round = (ms) => Math.round(ms * 10) / 10;
 
 async function produce({ task, count, perSecond, filename }) {
   let producer;
@@ -269,14 +261,9 @@ async function produce({ task, count, perSecond, filename }) {
     target = producer.define(definition);
     await producer.ready();
   }
-  const interval = 1000 / perSecond;
-  const start = performance.now();
-  for (let i = 0; i < count; i++) {
-    const due = start + i * interval;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    await target.start({ query: { t: performance.timeOrigin + performance.now(), pad: 'x'.repeat(80) } });
-  }
+  await pacedSends(count, perSecond, (i) =>
+    target.start({ query: { ...payload(i), t: performance.timeOrigin + performance.now() } }),
+  );
   await producer?.close();
   return {};
 }
@@ -289,29 +276,26 @@ async function rawLatency({ count, perSecond }) {
     "UPDATE jobs SET status = 'running' WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' ORDER BY run_at LIMIT 100) RETURNING id, payload",
   );
   const complete = db.prepare("UPDATE jobs SET status = 'done' WHERE id = ?");
-  const latencies = [];
+  const latencies = latencyRecorder(count);
   let stop = false;
   const poller = (async () => {
     while (!stop) {
       const jobs = db.transaction(() => claim.all()).immediate();
       for (const job of jobs) {
-        latencies.push(Date.now() - JSON.parse(job.payload).t);
+        const sent = JSON.parse(job.payload);
+        latencies.record(sent.i, Date.now() - sent.t);
         db.transaction(() => complete.run(job.id)).immediate();
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   })();
-  const interval = 1000 / perSecond;
-  const start = performance.now();
-  for (let i = 0; i < count; i++) {
-    const wait = start + i * interval - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    db.transaction(() => insert.run(JSON.stringify({ t: Date.now(), pad: 'x'.repeat(80) }), Date.now())).immediate();
-  }
-  while (latencies.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  await pacedSends(count, perSecond, (i) =>
+    db.transaction(() => insert.run(JSON.stringify({ ...payload(i), t: Date.now() }), Date.now())).immediate(),
+  );
+  await latencies.done;
   stop = true;
   await poller;
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return latencies.result();
 }
 
 /** For cold start: prepares a file with one pending run (Docket) or one pending job (raw). */
