@@ -3,35 +3,31 @@ import { DEFAULT_GROUP } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
 import type { ListedRun } from './read-requests.js';
 import { parse } from './run-row.js';
+import { RUN_COLUMNS } from './run-row-values.js';
 
-/** The columns of a `ListedRun` (`listedRunOf`), without `query` and `state`. */
-export const LISTED_COLUMNS = [
-  'run_id',
-  'task_name',
-  'task_version',
-  'status',
-  'reason',
-  'page',
-  'page_failures',
-  'business_failures',
-  'scheduled_retries',
-  'recoveries',
-  'error',
-  'revision',
-  'trigger',
-  'due_at',
-  'deadline_at',
-  'model_call_limit',
-  'model_calls_used',
-  'priority',
-  'group_key',
-  'rate_limited',
-  'parent_run_id',
-  'parent_page',
-  'children',
-  'created_at',
-  'updated_at',
-] as const;
+/** The run columns a listing never shows: what it needs to claim, lease, deduplicate and trace a run, and payloads. */
+const UNLISTED: ReadonlySet<string> = new Set([
+  'namespace',
+  'definition_hash',
+  'query',
+  'state',
+  'claim_due_at',
+  'idempotency_key',
+  'input_hash',
+  'policy',
+  'events',
+  'recovery',
+  'trigger_event',
+  'fence',
+  'lease_owner',
+  'lease_token',
+  'lease_expires_at',
+  'retries',
+  'trace_parent',
+]);
+
+/** The columns of a `ListedRun` (`listedRunOf`), in table order: every run column but the `UNLISTED` ones. */
+const LISTED_COLUMNS: readonly string[] = RUN_COLUMNS.filter((column) => !UNLISTED.has(column));
 
 /** The columns `listRuns` selects: `LISTED_COLUMNS`, then `query` and `state` when the listing asks for payloads. */
 export function listedColumns(payloads: boolean | undefined): readonly string[] {
@@ -62,13 +58,13 @@ export function listedRunOf(values: readonly unknown[]): ListedRun {
     deadlineAt: v[14],
     modelCallLimit: v[15],
     modelCallsUsed: v[16],
-    priority: v[17],
-    group: v[18] === DEFAULT_GROUP ? null : v[18],
-    rateLimited: v[19],
-    parent: v[20] === null ? null : { runId: v[20], page: Number(v[21]) },
-    children: parse(v[22]),
-    createdAt: v[23],
-    updatedAt: v[24],
+    createdAt: v[17],
+    updatedAt: v[18],
+    priority: v[19],
+    group: v[20] === DEFAULT_GROUP ? null : v[20],
+    rateLimited: v[21],
+    parent: v[22] === null ? null : { runId: v[22], page: Number(v[23]) },
+    children: parse(v[24]),
   };
   if (v.length > LISTED_COLUMNS.length) {
     const [query, state] = v.slice(LISTED_COLUMNS.length) as [string, string | null];
@@ -97,13 +93,13 @@ type ListedValues = readonly [
   deadlineAt: number | null,
   modelCallLimit: number | null,
   modelCallsUsed: number,
+  createdAt: number,
+  updatedAt: number,
   priority: number,
   group: string,
   rateLimited: number,
   parentRunId: string | null,
   parentPage: number | null,
   children: string | null,
-  createdAt: number,
-  updatedAt: number,
   ...payloads: (string | null)[],
 ];
