@@ -348,9 +348,8 @@ or schema.
   that say they do Docket's writes, on Docket's own tables. Starts, and the processing rates of Docket (with and
   without priorities), its twin and BullMQ, are medians of 3 runs taken in turns, as are the rows with finished runs
   in the file; the rows with telemetry and cold starts are medians of 5, in turns.
-- Every latency row leaves out the first ${WARM_UP} runs of its measurement, sent at the same pace (a fresh process's
-  first connections and compiled code are a cold start, measured apart). The child-run rows measure both sides from
-  the start to the success of the last run, after one family of one child has warmed the queue.
+- Latency rows leave out the first ${WARM_UP} runs, sent at the same pace (a fresh process's first connections and code are
+  its cold start, measured apart); the child-run rows warm both queues with a family of one child first.
 - ${postgres}
 
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version},
