@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { childrenArb, parentArb } from '../../test/run-arbitraries.js';
 import { runIn } from '../../test/run-fixture.js';
 import { RUN_STATUSES, type RunRecord, toRunInfo, toRunInfoWithoutPayloads } from '../machine/run-types.js';
 import { listedColumns, listedRunOf } from './listed-row.js';
@@ -29,16 +30,8 @@ const listedRun = fc
     priority: fc.integer({ min: -1000, max: 1000 }),
     group: fc.oneof(fc.constant(null), fc.string({ minLength: 1 })),
     rateLimited: fc.nat(),
-    parent: fc.oneof(fc.constant(null), fc.record({ runId: fc.string(), page: fc.nat() })),
-    children: fc.oneof(
-      fc.constant(null),
-      fc.record({
-        total: fc.nat(),
-        settled: fc.nat(),
-        page: fc.nat(),
-        childFailure: fc.constantFrom('continue' as const, 'fail' as const),
-      }),
-    ),
+    parent: parentArb,
+    children: childrenArb,
   })
   .map(({ status, ...fields }) => ({ ...runIn(status), ...fields }) as RunRecord);
 

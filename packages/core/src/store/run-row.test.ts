@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { childrenArb, parentArb } from '../../test/run-arbitraries.js';
 import { runIn } from '../../test/run-fixture.js';
 import type { RunRecord } from '../machine/run-types.js';
 import { RUN_STATUSES } from '../machine/run-types.js';
@@ -28,16 +29,8 @@ const patch = fc.record(
     traceParent: fc.oneof(fc.constant(null), fc.string()),
     group: fc.oneof(fc.constant(null), fc.string({ minLength: 1 })),
     rateLimited: fc.nat(),
-    parent: fc.oneof(fc.constant(null), fc.record({ runId: fc.string(), page: fc.nat() })),
-    children: fc.oneof(
-      fc.constant(null),
-      fc.record({
-        total: fc.nat(),
-        settled: fc.nat(),
-        page: fc.nat(),
-        childFailure: fc.constantFrom('continue' as const, 'fail' as const),
-      }),
-    ),
+    parent: parentArb,
+    children: childrenArb,
   },
   { requiredKeys: [] },
 );
