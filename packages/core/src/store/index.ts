@@ -51,6 +51,7 @@ export {
   copyRun,
   type Lease,
   type ReceivedEvent,
+  type RunInfoFields,
   type RunParent,
   type RunRecord,
   toRunInfo,
