@@ -45,16 +45,15 @@ export {
 } from '../machine/flow.js';
 export { type NewRun, newRun, startedEntry } from '../machine/new-run.js';
 export { retryDelayMs } from '../machine/retry-policy.js';
+export { type RunInfoFields, toRunInfo } from '../machine/run-info.js';
 export {
   type CallbackEventRecord,
   type ChildCounts,
   copyRun,
   type Lease,
   type ReceivedEvent,
-  type RunInfoFields,
   type RunParent,
   type RunRecord,
-  toRunInfo,
 } from '../machine/run-types.js';
 export type { FlowHold, NewChildRun } from '../machine/run-write.js';
 export { type RunWrite, transitionWrite, writeOf } from '../machine/run-write.js';

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { childrenArb, parentArb } from '../../test/run-arbitraries.js';
 import { runIn } from '../../test/run-fixture.js';
-import { RUN_STATUSES, type RunRecord, toRunInfo, toRunInfoWithoutPayloads } from '../machine/run-types.js';
+import { toRunInfo, toRunInfoWithoutPayloads } from '../machine/run-info.js';
+import { RUN_STATUSES, type RunRecord } from '../machine/run-types.js';
 import { listedColumns, listedRunOf } from './listed-row.js';
 import { runParams } from './run-row.js';
 

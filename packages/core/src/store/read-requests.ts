@@ -1,5 +1,6 @@
 // The requests and answers of the store's read verbs: stats, lists, and collection.
-import type { CallbackEventStatus, RunInfoFields, RunRecord, RunStatus } from '../machine/run-types.js';
+import type { RunInfoFields } from '../machine/run-info.js';
+import type { CallbackEventStatus, RunRecord, RunStatus } from '../machine/run-types.js';
 
 /**
  * The first string above every string that starts with `prefix` (its last character raised by one): the upper bound

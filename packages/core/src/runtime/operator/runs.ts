@@ -1,10 +1,5 @@
-import {
-  type CallbackCounts,
-  type HistoryEntry,
-  type RunRecord,
-  toRunInfo,
-  toRunInfoWithoutPayloads,
-} from '../../machine/run-types.js';
+import { toRunInfo, toRunInfoWithoutPayloads } from '../../machine/run-info.js';
+import type { CallbackCounts, HistoryEntry, RunRecord } from '../../machine/run-types.js';
 import { transitionWrite } from '../../machine/run-write.js';
 import { scheduleKeyPrefix } from '../../machine/schedule-slots.js';
 import { transition } from '../../machine/state-machine.js';

@@ -1,4 +1,5 @@
-import { type RunInfo, type RunRecord, toRunInfo } from '../../machine/run-types.js';
+import { toRunInfo } from '../../machine/run-info.js';
+import type { RunInfo, RunRecord } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
 import { assertRunId } from '../../util/ids.js';
 import type { WorkerLoop } from '../loops/worker.js';
