@@ -92,6 +92,8 @@ describe.skipIf(!DATABASE_URL)('children counted with their COMMIT (a real serve
     // Three settles, one child each: two counts below the total committed with them, the third reached it.
     expect(counts).toHaveLength(3);
     expect(log.filter((text) => text === 'ROLLBACK TO SAVEPOINT counts')).toHaveLength(1);
+    // The walk that wakes the parent takes its row from the count's UPDATE, which locked it: no read of its own.
+    expect(log.filter((text) => text.includes('run_id = $2 FOR UPDATE'))).toEqual([]);
     const reasons = await admin.query(
       `SELECT reason FROM "${schema}".docket_history WHERE run_id = $1 AND reason = 'CHILDREN_SETTLED'`,
       [runId],

@@ -45,14 +45,20 @@ export async function followFamilies(run: Run, tables: Tables, writes: readonly 
 function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
   const columns = columnList(docketRuns);
   const rowsToRuns = (rows: unknown[]) => (rows as RunRow[]).map(rowToRun);
+  // A parent's row as its count left it (locked by that UPDATE), for the walk's read of it that follows at once.
+  const counted = new Map<string, RunRecord>();
   return {
     async count(namespace, parentRunId, by, now) {
       const step: CountStep = { kind: 'count', namespace, parentRunId, by, now };
-      const rows = (await run(countStatement(tables, step))) as { status: RunRecord['status']; children: string }[];
-      const row = rows[0];
-      return row === undefined ? null : { status: row.status, children: JSON.parse(row.children) };
+      const parent = rowsToRuns(await run(countStatement(tables, step, columns)))[0];
+      if (parent === undefined) return null;
+      counted.set(parentRunId, parent);
+      return { status: parent.status, children: parent.children as NonNullable<RunRecord['children']> };
     },
     async read(namespace, runId) {
+      const parent = counted.get(runId);
+      counted.delete(runId);
+      if (parent !== undefined && parent.namespace === namespace) return parent;
       const rows = await run({
         text: `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1 AND run_id = $2 FOR UPDATE`,
         params: [namespace, runId],
@@ -68,6 +74,7 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
       return rowsToRuns(rows);
     },
     async write(current, write) {
+      counted.delete(current.runId);
       await run(runWritesStatement(tables, [{ current, write }], { allLocked: true }));
       if (write.run.status === 'pending' || write.events.length > 0) wake.add(write.run.namespace);
     },
@@ -86,14 +93,14 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
 const SETTLED = "(children::jsonb ->> 'settled')::int";
 const TOTAL = "(children::jsonb ->> 'total')::int";
 
-/** The family walk's count step (core's `CountedParent`): the parent's counter raised, its status and counts answered. */
-function countStatement(tables: Tables, { namespace, parentRunId, by, now }: CountStep): Statement {
+/** The family walk's count step (core's `CountedParent`): the parent's counter raised, its row answered in `columns`. */
+function countStatement(tables: Tables, { namespace, parentRunId, by, now }: CountStep, columns: string): Statement {
   return {
     text: `UPDATE ${tables.runs}
       SET children = jsonb_set(children::jsonb, '{settled}', to_jsonb(least(${SETTLED} + $4, ${TOTAL})))::text,
         updated_at = $3
       WHERE namespace = $1 AND run_id = $2 AND children IS NOT NULL AND ${SETTLED} < ${TOTAL}
-      RETURNING status, children`,
+      RETURNING ${columns}`,
     params: [namespace, parentRunId, now, by],
   };
 }
