@@ -7,10 +7,6 @@ export class OutcomeTracker {
   committing(): void {
     this.atCommit = true;
   }
-  /** Called when a COMMIT sent did not happen (the server refused a statement before it, and it was rolled back). */
-  rolledBack(): void {
-    this.atCommit = false;
-  }
   get reachedCommit(): boolean {
     return this.atCommit;
   }

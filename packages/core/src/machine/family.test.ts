@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runIn } from '../../test/run-fixture.js';
-import {
-  countChildren,
-  countOnlySteps,
-  type FamilyIo,
-  followFamilySync,
-  planParentMove,
-  touchesFamily,
-} from './family.js';
+import { countChildren, type FamilyIo, followFamilySync, planParentMove, touchesFamily } from './family.js';
 import type { RunRecord } from './run-types.js';
 import type { RunWrite } from './run-write.js';
 import { transition } from './state-machine.js';
@@ -186,46 +179,6 @@ describe('the family walk over many writes', () => {
       children: counts(3, 3),
     });
     expect(store.writes.map((w) => w.run.reason)).toEqual(['CHILDREN_SETTLED']);
-  });
-});
-
-describe('countOnlySteps', () => {
-  const OTHER = 'q'.repeat(32);
-  const otherChild = (index: number) => child(index, 'running', { parent: { runId: OTHER, page: 1 } });
-  const settles = (runs: RunRecord[]) => runs.map((run) => ({ current: run, write: ending(run, 'success') }));
-
-  it('answers one count per parent for children that succeeded, each with its number of children', () => {
-    const steps = countOnlySteps(settles([child(1), otherChild(2), child(3)]));
-    expect(steps).toEqual([
-      { kind: 'count', namespace: 'default', parentRunId: PARENT, by: 2, now: 100 },
-      { kind: 'count', namespace: 'default', parentRunId: OTHER, by: 1, now: 100 },
-    ]);
-  });
-
-  it('answers the steps the walk takes when no count reaches its total, and the walk moves nothing then', () => {
-    const running = [child(1), child(2)];
-    const store = mapStore([waitingParent(3, 0), ...running]);
-    const steps = countOnlySteps(settles(running));
-    followFamilySync(settles(running), store.io);
-    expect(steps?.map((step) => step.by)).toEqual(store.counts);
-    expect(store.writes).toEqual([]);
-    expect(store.rows.get(PARENT)?.children).toEqual(counts(3, 2));
-  });
-
-  it('answers null when the walk may do more than count', () => {
-    const failing = child(1);
-    expect(countOnlySteps([{ current: failing, write: ending(failing, 'failed') }])).toBeNull();
-    const retried = child(2, 'running', { retries: 1 });
-    expect(countOnlySteps(settles([child(3), retried]))).toBeNull();
-    const plain = runIn('running');
-    expect(countOnlySteps(settles([plain]))).toBeNull();
-    const parent = waitingParent(3, 1);
-    const cancel = transition(parent, { type: 'cancel', actor: 'o', reason: 'OPERATOR_STOP' }, 5);
-    if (!cancel.ok) throw new Error('refused');
-    expect(countOnlySteps([{ current: parent, write: { run: cancel.run, history: [], events: [] } }])).toBeNull();
-    const starting = child(4);
-    const children = [{ run: child(5, 'pending'), history: ending(child(5), 'success').history[0] }] as never;
-    expect(countOnlySteps([{ current: starting, write: { ...ending(starting, 'success'), children } }])).toBeNull();
   });
 });
 

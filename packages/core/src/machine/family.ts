@@ -70,8 +70,8 @@ export function* familySteps(applied: readonly AppliedWrite[]): Generator<Family
   }
 }
 
-/** The settles of a wave's ended runs that count on a parent, by parent (namespace and run id), in order. */
-function settlesByParent(ended: readonly AppliedWrite[]): RunWrite[][] {
+/** The count steps of the children a wave settled, one per parent, and each parent's move it calls for, into `next`. */
+function* countParents(ended: readonly AppliedWrite[], next: AppliedWrite[]): Generator<FamilyStep, void, unknown> {
   const byParent = new Map<string, RunWrite[]>();
   for (const { write } of ended) {
     const run = write.run;
@@ -82,42 +82,13 @@ function settlesByParent(ended: readonly AppliedWrite[]): RunWrite[][] {
     byParent.set(key, children);
     children.push(write);
   }
-  return [...byParent.values()];
-}
-
-/** The count step of one parent's children settled in a wave (`settlesByParent`). */
-function countStep(children: readonly RunWrite[]): CountStep {
-  const first = (children[0] as RunWrite).run;
-  const parentRunId = (first.parent as RunParent).runId;
-  return { kind: 'count', namespace: first.namespace, parentRunId, by: children.length, now: first.updatedAt };
-}
-
-/** A `count` family step. */
-export type CountStep = Extract<FamilyStep, { kind: 'count' }>;
-
-/**
- * The walk of applied writes that can only count, as its count steps (one per parent), or `null` when it may do
- * more. It can only count when every write settles a child the first time, with `success`, and neither starts
- * children nor ends a parent of its own: then a parent moves only if its count reaches its total. A store may apply
- * these steps on that condition (`settled + by < total`, each parent then staying as it is) and commit without
- * walking; a step whose count would reach the total must be undone with the writes, which then walk `followFamily`.
- */
-export function countOnlySteps(applied: readonly AppliedWrite[]): CountStep[] | null {
-  for (const { current, write } of applied) {
-    const run = write.run;
-    if (write.children !== undefined && write.children.length > 0) return null;
-    if (isTerminal(current.status) || run.status !== 'success' || awaitsChildren(run)) return null;
-    if (run.parent === null || run.retries !== 0) return null;
-  }
-  return settlesByParent(applied).map(countStep);
-}
-
-/** The count steps of the children a wave settled, one per parent, and each parent's move it calls for, into `next`. */
-function* countParents(ended: readonly AppliedWrite[], next: AppliedWrite[]): Generator<FamilyStep, void, unknown> {
-  for (const children of settlesByParent(ended)) {
-    const step = countStep(children);
-    const { namespace, parentRunId, now } = step;
-    const counted = (yield step) as CountedParent | null;
+  for (const children of byParent.values()) {
+    const first = (children[0] as RunWrite).run;
+    const namespace = first.namespace;
+    const parentRunId = (first.parent as RunParent).runId;
+    const now = first.updatedAt;
+    const by = children.length;
+    const counted = (yield { kind: 'count', namespace, parentRunId, by, now }) as CountedParent | null;
     const mover = counted === null ? undefined : children.find((child) => parentMoves(counted, child.run));
     if (mover === undefined) continue;
     const parent = (yield { kind: 'read', namespace, runId: parentRunId }) as RunRecord | null;

@@ -62,14 +62,6 @@ function element(value: unknown): string {
 const ARRAY_SPECIAL = /["\\]/;
 const ARRAY_ESCAPE = /["\\]/g;
 
-/**
- * A statement as plain text, each `$n` replaced by its value as a literal: for a statement sent without `PREPARE`.
- * Its text must hold placeholders only where a value goes (see `Statement`).
- */
-export function inlineText({ text, params }: Statement): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
-}
-
 /** A prepared statement's name, its `PREPARE` text and the `EXECUTE` text of one call. */
 export interface PreparedCall {
   name: string;

@@ -1,17 +1,14 @@
 import {
   type AsyncFamilyIo,
-  type CountStep,
   childKeyTaken,
-  countOnlySteps,
   followFamily,
   type RunRecord,
   type RunRow,
   rowToRun,
   touchesFamily,
 } from '@docket/core/store';
-import { type OutcomeTracker, sqlState } from '../errors.js';
 import { docketRuns } from '../schema.js';
-import { inlineText, type PreparedCall, preparedCall } from '../wire/prepared-calls.js';
+import { preparedCall } from '../wire/prepared-calls.js';
 import { columnList } from '../wire/recordsets.js';
 import { type Send, sendParts } from '../wire/session.js';
 import type { Statement } from '../wire/statement.js';
@@ -49,8 +46,17 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
   const counted = new Map<string, RunRecord>();
   return {
     async count(namespace, parentRunId, by, now) {
-      const step: CountStep = { kind: 'count', namespace, parentRunId, by, now };
-      const parent = rowsToRuns(await run(countStatement(tables, step, columns)))[0];
+      const settled = "(children::jsonb ->> 'settled')::int";
+      const total = "(children::jsonb ->> 'total')::int";
+      const rows = await run({
+        text: `UPDATE ${tables.runs}
+          SET children = jsonb_set(children::jsonb, '{settled}', to_jsonb(least(${settled} + $4, ${total})))::text,
+            updated_at = $3
+          WHERE namespace = $1 AND run_id = $2 AND children IS NOT NULL AND ${settled} < ${total}
+          RETURNING ${columns}`,
+        params: [namespace, parentRunId, now, by],
+      });
+      const parent = rowsToRuns(rows)[0];
       if (parent === undefined) return null;
       counted.set(parentRunId, parent);
       return { status: parent.status, children: parent.children as NonNullable<RunRecord['children']> };
@@ -88,70 +94,6 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
       wake.add((children[0] as { run: RunRecord }).run.namespace);
     },
   };
-}
-
-const SETTLED = "(children::jsonb ->> 'settled')::int";
-const TOTAL = "(children::jsonb ->> 'total')::int";
-
-/** The family walk's count step (core's `CountedParent`): the parent's counter raised, its row answered in `columns`. */
-function countStatement(tables: Tables, { namespace, parentRunId, by, now }: CountStep, columns: string): Statement {
-  return {
-    text: `UPDATE ${tables.runs}
-      SET children = jsonb_set(children::jsonb, '{settled}', to_jsonb(least(${SETTLED} + $4, ${TOTAL})))::text,
-        updated_at = $3
-      WHERE namespace = $1 AND run_id = $2 AND children IS NOT NULL AND ${SETTLED} < ${TOTAL}
-      RETURNING ${columns}`,
-    params: [namespace, parentRunId, now, by],
-  };
-}
-
-/**
- * A count step that must leave its parent short of its total (core's `countOnlySteps`), as plain text: it raises the
- * counter only if `settled + by < total`, and otherwise fails with a division by zero (`COUNT_REACHES_TOTAL`), which
- * aborts every statement after it in the message. Plain text, not a prepared call: a failing message must not hold a
- * `PREPARE` that the connection would then not know it has (the prepared calls after it in the message are not run).
- */
-export function countBelowTotalText(tables: Tables, { namespace, parentRunId, by, now }: CountStep): string {
-  return inlineText({
-    text: `WITH counted AS (UPDATE ${tables.runs}
-        SET children = jsonb_set(children::jsonb, '{settled}', to_jsonb(${SETTLED} + $4))::text, updated_at = $3
-        WHERE namespace = $1 AND run_id = $2 AND children IS NOT NULL AND ${SETTLED} + $4 < ${TOTAL}
-        RETURNING 1)
-      SELECT 1 / count(*)::int AS counted FROM counted`,
-    params: [namespace, parentRunId, now, by],
-  });
-}
-
-/** The SQLSTATE of `countBelowTotalText` when its count would reach its parent's total (division by zero). */
-export const COUNT_REACHES_TOTAL = '22012';
-
-/**
- * Ends an open transaction whose family writes (`familyWrites`) can only count their parents (core's
- * `countOnlySteps`: children that succeeded), none to its total: the counts and `end` (its last statement the COMMIT)
- * in one message after a savepoint, so a parent's row is locked only while the server runs it, not over a round trip
- * and a turn of this process. Answers `false` with nothing sent when the writes may do more, and `false` when a count
- * would have reached its total: the transaction is then back at the savepoint, for the caller to walk
- * (`followFamilies`) and commit.
- */
-export async function commitCounting(
-  send: Send,
-  tables: Tables,
-  family: readonly PendingWrite[],
-  end: readonly (string | PreparedCall)[],
-  outcome: OutcomeTracker,
-): Promise<boolean> {
-  const counts = countOnlySteps(family);
-  if (counts === null) return false;
-  outcome.committing();
-  try {
-    await sendParts(send, ['SAVEPOINT counts', ...counts.map((step) => countBelowTotalText(tables, step)), ...end]);
-    return true;
-  } catch (error) {
-    if (sqlState(error) !== COUNT_REACHES_TOTAL) throw error;
-    await sendParts(send, ['ROLLBACK TO SAVEPOINT counts']);
-    outcome.rolledBack();
-    return false;
-  }
 }
 
 interface RunRecordId {

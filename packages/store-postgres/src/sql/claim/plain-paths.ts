@@ -11,7 +11,7 @@ import {
   UNFLUSHED_COMMIT,
   writeRowsInOneMessage,
 } from '../../wire/session.js';
-import { commitCounting, familyWrites, followFamilies, onSession } from '../../writes/family.js';
+import { familyWrites, followFamilies, onSession } from '../../writes/family.js';
 import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../../writes/run-writes.js';
 import type { HeldBatch } from './held-claims.js';
 import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -165,9 +165,9 @@ async function selectAndHold(
 /**
  * Ends a held claim: one write of every run it holds (from the row selected to its latest record), the flow claim's
  * `records` if any, the notifications, and `COMMIT`, which waits for the flush only when a settle was folded in or
- * `flush` asks for it; one message. When a folded settle settles a child, the write goes first, then its parent's
- * count with the rest when that is all it leads to (`commitCounting`), else what it leads to (its parent counted, and
- * moved when the count calls for it, `followFamilies`) on the same connection, then the rest.
+ * `flush` asks for it; one message. When a folded settle settles a child, the write goes first, then what it leads
+ * to (its parent counted, and moved when the count calls for it, `followFamilies`) on the same connection, then the
+ * rest.
  */
 export async function commitHeld(
   ctx: PgContext,
@@ -182,12 +182,12 @@ export async function commitHeld(
   const write = preparedCall(runWritesStatement(ctx.tables, all, { allLocked: true, claimedFirst: claim }));
   const wake = wakeNamespaces(all);
   const family = familyWrites(all, new Set(all.map((w) => w.current.runId)));
-  const end = () => [...records, ...[...wake].map((ns) => notifyText(ctx.channel, ns)), 'COMMIT'];
   if (family.length > 0) {
     await sendParts(send, [...durability, write]);
-    if (await commitCounting(send, ctx.tables, family, end(), outcome)) return;
     for (const namespace of await followFamilies(onSession(send), ctx.tables, family)) wake.add(namespace);
   }
+  const notify = [...wake].map((ns) => notifyText(ctx.channel, ns));
   outcome.committing();
-  await sendParts(send, family.length > 0 ? end() : [...durability, write, ...end()]);
+  const end = [...records, ...notify, 'COMMIT'];
+  await sendParts(send, family.length > 0 ? end : [...durability, write, ...end]);
 }

@@ -15,7 +15,8 @@ import type { PostgresTransaction } from '../../connection.js';
 import { classify, OutcomeTracker, sqlState, statementRefused } from '../../errors.js';
 import { Batcher, type Queued } from '../../wire/micro-batcher.js';
 import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
-import { type Session, writeInOneMessage } from '../../wire/session.js';
+import { BEGIN, type Session, sendParts, writeInOneMessage } from '../../wire/session.js';
+import { familyWrites, followFamilies, onSession } from '../../writes/family.js';
 import {
   applyLockedWrites,
   applyRunWrites,
@@ -26,7 +27,6 @@ import {
   wakeNamespaces,
 } from '../../writes/run-writes.js';
 import type { Transaction } from '../../writes/transaction.js';
-import { writeWithFamilies } from './with-families.js';
 
 interface TransactItem extends Queued<unknown> {
   namespace: string;
@@ -180,6 +180,31 @@ function writeGuardedInOneMessage(
   const notify = [...wakeNamespaces(guarded)].map((ns) => notifyText(tables.channel, ns));
   outcome.committing();
   return writeInOneMessage(session, write, notify);
+}
+
+/**
+ * The guarded writes when some of them settle children (or end a parent): the write first, then what the writes that
+ * landed lead to (`followFamilies`: their parents counted, one statement per parent, and moved when the count calls
+ * for it), on the same connection with prepared statements, then the notifications and the COMMIT. Answers the ids
+ * that landed. Until the COMMIT is sent nothing is committed: a failure before it leaves every call to the ordinary
+ * path.
+ */
+async function writeWithFamilies(
+  session: Session,
+  tables: Tables,
+  guarded: readonly PendingWrite[],
+  write: PreparedCall,
+  outcome: OutcomeTracker,
+): Promise<Set<string>> {
+  return session(async (send) => {
+    const results = await sendParts(send, [...BEGIN, write]);
+    const landed = new Set((results[BEGIN.length] as { run_id: string }[]).map((row) => row.run_id));
+    const wake = await followFamilies(onSession(send), tables, familyWrites(guarded, landed));
+    for (const namespace of wakeNamespaces(guarded, landed)) wake.add(namespace);
+    outcome.committing();
+    await sendParts(send, [...[...wake].map((ns) => notifyText(tables.channel, ns)), 'COMMIT']);
+    return landed;
+  });
 }
 
 /** One pure plan in a transaction of its own, after its batch's transaction was refused: its own outcome. */
