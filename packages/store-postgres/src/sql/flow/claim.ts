@@ -14,19 +14,17 @@ import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
-import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
-import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
-import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './flow-sharing.js';
+import { failHeld, runHeldClaim } from '../claim/plain-paths.js';
 import {
-  dueStatements,
-  type FlowReads,
-  flowReadsOf,
-  readsCover,
-  recordStatements,
-  takenRows,
-} from './flow-statements.js';
-import { failHeld, runHeldClaim } from './plain-paths.js';
-import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
+  type ClaimSource,
+  type PlainClaimRow,
+  plainClaimStatement,
+  planPlainClaims,
+} from '../claim/plain-statement.js';
+import { type LockedTask, noteGroups, type Read, scopeReads } from './reads.js';
+import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './sharing.js';
+import { dueStatements, type FlowReads, flowReadsOf, readsCover, recordStatements, takenRows } from './statements.js';
+import { taskRecordsOf, taskRowsStatement } from './task-rows.js';
 
 /** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
 const planFor = (request: SelectRequest, task: LockedTask) =>

@@ -18,7 +18,7 @@ import {
   groupTurnsOf,
   taskScopeOf,
   taskScopeStatement,
-} from './flow-statements.js';
+} from './statements.js';
 
 /** A flow-controlled task as one claim takes it: the versions asked for, and what was read under its lock. */
 export interface LockedTask {
