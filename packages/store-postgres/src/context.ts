@@ -4,9 +4,9 @@ import { flowStateOf, GroupLists, KnownRuns } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PostgresConnection, PostgresTransaction } from './connection.js';
 import { classify, connectionLost, OutcomeTracker } from './errors.js';
+import { FlowSharing } from './sql/claim/flow-sharing.js';
 import { HeldClaims } from './sql/claim/held-claims.js';
 import { SharedColumns } from './sql/claim/plain-statement.js';
-import { FlowSharing } from './sql/flow/sharing.js';
 import type { Session } from './wire/session.js';
 import { applyLockedWrites, type Executor, type Tables } from './writes/run-writes.js';
 import type { Transaction } from './writes/transaction.js';
@@ -63,7 +63,7 @@ export class PgContext {
   readonly held = new HeldClaims();
   /** The groups of each task that claims by group, kept between flow claims (core's `GroupLists`). */
   readonly groupLists = new GroupLists();
-  /** Which tasks' flow claims share their flow lock (see `sql/flow/sharing.ts`). */
+  /** Which tasks' flow claims share their flow lock (see `sql/claim/flow-sharing.ts`). */
   readonly flowSharing = new FlowSharing();
   /**
    * The flow states of the tasks a claim read last (by `namespace, name`), and when: claims use them again for a

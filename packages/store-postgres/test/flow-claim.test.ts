@@ -5,7 +5,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
-import { groupTurnStatements } from '../src/sql/flow/statements.js';
+import { groupTurnStatements } from '../src/sql/claim/flow-statements.js';
 import { backendForTests, DATABASE_URL, freshSchema } from './helpers.js';
 
 const ACTOR = 'worker:flow';

@@ -3,7 +3,7 @@ import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@d
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
-import { FLOW_SEATS, SHARED_TAKE_MAX } from '../src/sql/flow/sharing.js';
+import { FLOW_SEATS, SHARED_TAKE_MAX } from '../src/sql/claim/flow-sharing.js';
 import { backendForTests, DATABASE_URL, freshSchema } from './helpers.js';
 
 const ACTOR = 'worker:sharing';

@@ -10,12 +10,12 @@ import {
   runParams,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ChangeStatements, changeStatements } from './sql/changes.js';
 import { type ClaimStatements, claimStatements } from './sql/claim.js';
 import { type CollectStatements, collectStatements } from './sql/collect.js';
 import { type DefinitionStatements, definitionStatements } from './sql/definitions.js';
-import { type FlowStatements, flowStatements } from './sql/flow/statements.js';
 import { type ReadStatements, readStatements } from './sql/reads.js';
 import { type StartStatements, startStatements } from './sql/start.js';
 import { FamilyBuffer } from './writes/family-buffer.js';

@@ -10,7 +10,7 @@ import {
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { rowsOf } from '../writes/run-writes.js';
-import { taskRecords, writeTask } from './flow/task-rows.js';
+import { taskRecords, writeTask } from '../writes/task-rows.js';
 
 /**
  * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and

@@ -15,11 +15,11 @@ import {
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
-import { holdParts } from '../sql/flow/hold-parts.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';
 import { familyWrites, followFamilies } from './family.js';
+import { holdParts } from './hold-parts.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
 export interface Executor {
@@ -41,7 +41,7 @@ export interface Tables {
   runs: string;
   history: string;
   events: string;
-  /** Flow control's tables (`sql/flow/`). */
+  /** Flow control's tables (`sql/flow.ts`). */
   tasks: string;
   flowGroups: string;
   flowClaims: string;

@@ -14,9 +14,9 @@ import {
 import type Database from 'better-sqlite3';
 import { BOUND_LIMIT } from '../bound-limit.js';
 import type { SqliteContext } from '../context.js';
+import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { applyWrite } from '../writes/run-writes.js';
-import { selectTask, sqliteFlowReader, sqliteFlowRecorder } from './flow/flow.js';
 
 /** The statements `claimStatements` prepares. */
 export interface ClaimStatements {
@@ -67,7 +67,7 @@ export function claimStatements(db: Database.Database): ClaimStatements {
 /**
  * `Store.claimDue` (and, with `expired`, `recoverExpired`): the due runs of each task (or the expired leases) by
  * index, highest priority first and earliest due first within a priority, within what each task's flow control
- * allows (`sql/flow/`), each planned by core and written in the batch's transaction with the claims its rates count.
+ * allows (`sql/flow.ts`), each planned by core and written in the batch's transaction with the claims its rates count.
  */
 export async function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   const written = await ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {

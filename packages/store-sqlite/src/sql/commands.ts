@@ -8,10 +8,10 @@ import {
   rowToRun,
 } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
+import { selectTask, writeTask } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
 import { applyWrite } from '../writes/run-writes.js';
-import { selectTask, writeTask } from './flow/flow.js';
 
 function commandInTransaction<T extends Json>(
   s: Statements,

@@ -8,7 +8,7 @@ import {
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
-import { selectTask, writeTask } from './flow/flow.js';
+import { selectTask, writeTask } from '../flow/flow.js';
 
 /** The statements `definitionStatements` prepares. */
 export interface DefinitionStatements {

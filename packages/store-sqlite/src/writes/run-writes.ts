@@ -13,7 +13,7 @@ import {
   runRowOf,
   touchesFamily,
 } from '@docket/core/store';
-import { applyHold } from '../sql/flow/flow.js';
+import { applyHold } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
 import { countFinished, countMove } from './run-counts.js';
 

@@ -7,9 +7,9 @@ import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { type Executor, rowsOf } from '../../writes/run-writes.js';
-import { type FlowClaimed, flowClaim, flowClaimIn } from '../flow/claim.js';
-import { taskRecords } from '../flow/task-rows.js';
+import { taskRecords } from '../../writes/task-rows.js';
 import { nextDueByPriority } from './due-by-priority.js';
+import { type FlowClaimed, flowClaim, flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
 import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
@@ -36,7 +36,7 @@ export function claimPathOf(ctx: PgContext, request: SelectRequest, expired: boo
 
 /**
  * `Store.claimDue` (and, with `expired`, `recoverExpired`): the tasks under flow control by the flow claim
- * (`sql/flow/claim.ts`), the others by the path `claimPathOf` chooses.
+ * (`sql/flow.ts`), the others by the path `claimPathOf` chooses.
  */
 export async function selectAndApply(ctx: PgContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   if (expired || request.tasks.length === 0) return claimByPath(ctx, request, expired);

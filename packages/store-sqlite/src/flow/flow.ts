@@ -14,7 +14,7 @@ import {
   type TaskRecord,
   taskValues,
 } from '@docket/core/store';
-import type { Statements } from '../../statements.js';
+import type { Statements } from '../statements.js';
 import { GROUPS_PER_STATEMENT } from './statements.js';
 
 /** A task's record, or `null`. */

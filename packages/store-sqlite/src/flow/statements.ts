@@ -1,6 +1,6 @@
 import { RUN_COLUMNS, TASK_COLUMNS, type TaskRow } from '@docket/core/store';
 import type Database from 'better-sqlite3';
-import { BOUND_LIMIT } from '../../bound-limit.js';
+import { BOUND_LIMIT } from '../bound-limit.js';
 
 /** Whose claims a `docket_flow_claims` row counts: the task's, or one group's. */
 export type Scope = 'task' | 'group';

@@ -1,6 +1,6 @@
 import { crowdedScope, crowdedTurns, flowPlanOf, type SelectRequest, takesAsMuch } from '@docket/core/store';
 import type { Statement } from '../../wire/statement.js';
-import type { LockedTask } from './reads.js';
+import type { LockedTask } from './flow-reads.js';
 
 /**
  * How many flow claims of one task may hold its flow lock at once, each in a seat of its own. A claim alone takes the

@@ -18,7 +18,7 @@ import {
   groupTurnsOf,
   taskScopeOf,
   taskScopeStatement,
-} from './statements.js';
+} from './flow-statements.js';
 
 /** A flow-controlled task as one claim takes it: the versions asked for, and what was read under its lock. */
 export interface LockedTask {

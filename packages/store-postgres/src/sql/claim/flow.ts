@@ -4,6 +4,7 @@ import {
   type PlainClaim,
   type RunRecord,
   type RunRow,
+  rowToRun,
   type SelectRequest,
   type TaskFlowState,
   type TaskRow,
@@ -13,18 +14,19 @@ import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
-import { plannedWrites } from '../claim/ordinary.js';
-import { failHeld, runHeldClaim } from '../claim/plain-paths.js';
+import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
+import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
+import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './flow-sharing.js';
 import {
-  type ClaimSource,
-  type PlainClaimRow,
-  plainClaimStatement,
-  planPlainClaims,
-} from '../claim/plain-statement.js';
-import { type LockedTask, noteGroups, type Read, scopeReads } from './reads.js';
-import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './sharing.js';
-import { dueStatements, type FlowReads, flowReadsOf, readsCover, recordStatements, takenRows } from './statements.js';
-import { taskRecordsOf, taskRowsStatement } from './task-rows.js';
+  dueStatements,
+  type FlowReads,
+  flowReadsOf,
+  readsCover,
+  recordStatements,
+  takenRows,
+} from './flow-statements.js';
+import { failHeld, runHeldClaim } from './plain-paths.js';
+import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
 /** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
 const planFor = (request: SelectRequest, task: LockedTask) =>
@@ -34,6 +36,17 @@ const planFor = (request: SelectRequest, task: LockedTask) =>
     () => task.turns,
     request,
   );
+
+/** Core's write for each row taken (a row whose run core leaves alone is not written). */
+function writesOf(request: SelectRequest, rows: readonly RunRow[]): PendingWrite[] {
+  const writes: PendingWrite[] = [];
+  for (const row of rows) {
+    const current = rowToRun(row);
+    const write = request.plan(current);
+    if (write !== null) writes.push({ current, write });
+  }
+  return writes;
+}
 
 /**
  * The flow claim of the request's flow-controlled tasks in an open transaction, statement after statement (the path
@@ -66,7 +79,7 @@ export async function flowClaimIn(
     const reads = dueStatements(ctx.tables, request, task.name, task.versions, plan);
     const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
     noteGroups(ctx, request.namespace, task, plan, rows, limit);
-    const writes = plannedWrites(request, rows);
+    const writes = writesOf(request, rows);
     await applyLockedWrites(tx, ctx.tables, writes);
     const runs = writes.map((w) => w.write.run);
     await read(recordStatements(ctx.tables, request.namespace, name, state, runs, request.now));

@@ -16,8 +16,8 @@ import {
 } from '@docket/core/store';
 import type { Statement } from '../../wire/statement.js';
 import type { Tables } from '../../writes/run-writes.js';
-import { dueByPriority, TASK_DUE_PARAMS } from '../claim/due-by-priority.js';
-import { groupsSelected, RUN_COLUMNS } from '../claim/plain-statement.js';
+import { dueByPriority, TASK_DUE_PARAMS } from './due-by-priority.js';
+import { groupsSelected, RUN_COLUMNS } from './plain-statement.js';
 
 /** What a flow claim of one task reads under its lock besides the record: its scopes, and the windows' starts. */
 export interface FlowReads {
