@@ -11,9 +11,9 @@ import {
 } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
+import { taskRecords, writeTask } from '../flow/task-rows.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
 import { rowsOf } from '../writes/run-writes.js';
-import { taskRecords, writeTask } from '../writes/task-rows.js';
 
 /**
  * `Store.runCommand`: under an advisory lock on the command id, a stored receipt is answered as it is; otherwise the

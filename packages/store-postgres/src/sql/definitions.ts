@@ -9,8 +9,8 @@ import {
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
+import { taskRecords, writeTask } from '../flow/task-rows.js';
 import { rowsOf } from '../writes/run-writes.js';
-import { taskRecords, writeTask } from '../writes/task-rows.js';
 
 /**
  * `Store.registerDefinition`: inserts the definition once (another hash under the same identity is a conflict), and

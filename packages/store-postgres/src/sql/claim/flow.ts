@@ -4,17 +4,16 @@ import {
   type PlainClaim,
   type RunRecord,
   type RunRow,
-  rowToRun,
   type SelectRequest,
   type TaskFlowState,
   type TaskRow,
 } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
+import { taskRecordsOf, taskRowsStatement } from '../../flow/task-rows.js';
 import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
 import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
-import { taskRecordsOf, taskRowsStatement } from '../../writes/task-rows.js';
 import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
 import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './flow-sharing.js';
 import {
@@ -25,6 +24,7 @@ import {
   recordStatements,
   takenRows,
 } from './flow-statements.js';
+import { plannedWrites } from './ordinary.js';
 import { failHeld, runHeldClaim } from './plain-paths.js';
 import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
 
@@ -36,17 +36,6 @@ const planFor = (request: SelectRequest, task: LockedTask) =>
     () => task.turns,
     request,
   );
-
-/** Core's write for each row taken (a row whose run core leaves alone is not written). */
-function writesOf(request: SelectRequest, rows: readonly RunRow[]): PendingWrite[] {
-  const writes: PendingWrite[] = [];
-  for (const row of rows) {
-    const current = rowToRun(row);
-    const write = request.plan(current);
-    if (write !== null) writes.push({ current, write });
-  }
-  return writes;
-}
 
 /**
  * The flow claim of the request's flow-controlled tasks in an open transaction, statement after statement (the path
@@ -79,7 +68,7 @@ export async function flowClaimIn(
     const reads = dueStatements(ctx.tables, request, task.name, task.versions, plan);
     const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
     noteGroups(ctx, request.namespace, task, plan, rows, limit);
-    const writes = writesOf(request, rows);
+    const writes = plannedWrites(request, rows);
     await applyLockedWrites(tx, ctx.tables, writes);
     const runs = writes.map((w) => w.write.run);
     await read(recordStatements(ctx.tables, request.namespace, name, state, runs, request.now));

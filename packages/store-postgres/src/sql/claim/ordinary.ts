@@ -45,9 +45,14 @@ function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWr
   if (request.tasks.length > 1) {
     candidates.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
   }
+  return plannedWrites(request, candidates, request.limit);
+}
+
+/** Core's write for each row in turn, up to `limit` writes (a row whose run core leaves alone is not written). */
+export function plannedWrites(request: SelectRequest, rows: readonly RunRow[], limit = rows.length): PendingWrite[] {
   const writes: PendingWrite[] = [];
-  for (const row of candidates) {
-    if (writes.length >= request.limit) break;
+  for (const row of rows) {
+    if (writes.length >= limit) break;
     const current = rowToRun(row);
     const write = request.plan(current);
     if (write !== null) writes.push({ current, write });

@@ -1,6 +1,6 @@
 import { rowToTask, TASK_COLUMNS, type TaskRecord, type TaskRow, taskValues } from '@docket/core/store';
 import type { Statement } from '../wire/statement.js';
-import { type Executor, rowsOf, type Tables } from './run-writes.js';
+import { type Executor, rowsOf, type Tables } from '../writes/run-writes.js';
 
 /** The statement that reads the tasks' rows by name (`lock`: `FOR UPDATE`). */
 export function taskRowsStatement(
