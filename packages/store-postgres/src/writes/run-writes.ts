@@ -14,7 +14,7 @@ import {
   runParams,
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
-import { holdParts } from '../flow/hold-parts.js';
+import { holdParts } from './hold-parts.js';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';

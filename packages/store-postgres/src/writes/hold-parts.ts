@@ -1,6 +1,6 @@
 import type { FlowHold } from '@docket/core/store';
 import type { Params } from '../wire/statement.js';
-import type { PendingWrite, Tables } from '../writes/run-writes.js';
+import type { PendingWrite, Tables } from './run-writes.js';
 
 /**
  * The statement parts (CTEs) that store the holds of a batch of run writes, each only if its run's write landed (in
