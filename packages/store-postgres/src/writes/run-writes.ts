@@ -14,12 +14,12 @@ import {
   runParams,
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
-import { holdParts } from './hold-parts.js';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';
 import { familyWrites, followFamilies } from './family.js';
+import { holdParts } from './hold-parts.js';
 
 /** Something that runs a statement: a drizzle database or transaction. */
 export interface Executor {
