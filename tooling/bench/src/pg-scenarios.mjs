@@ -292,6 +292,20 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
   return { enqueue, rate: processed, perRun };
 }
 
+/** graphile-worker's `addJobs` of 100 alone, on a fresh schema: the peer of `docketStartMany`, measured in turns. */
+async function graphileEnqueue({ n, schema }) {
+  const { makeWorkerUtils } = await import('graphile-worker');
+  await dropSchema(schema);
+  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
+  await utils.migrate();
+  const enqueue = await enqueueInChunks(n, 100, (chunk) =>
+    utils.addJobs(chunk.map((p) => ({ identifier: 'noop', payload: p }))),
+  );
+  await utils.release();
+  await dropSchema(schema);
+  return { enqueue };
+}
+
 async function graphileLatency({ count, perSecond, concurrency, schema }) {
   const { makeWorkerUtils } = await import('graphile-worker');
   await dropSchema(schema);
@@ -462,6 +476,7 @@ const scenarios = {
   docketStats,
   docketProcess,
   docketStartMany,
+  graphileEnqueue,
   pgBossEnqueue,
   docketLatency,
   rawProcess,

@@ -1,6 +1,6 @@
 // The PostgreSQL section of `pnpm bench`: Docket against raw SKIP LOCKED loops, graphile-worker and pg-boss on the
 // same server and workload, each measurement a fresh process and a fresh schema; processing rates, and the latencies
-// of Docket and graphile-worker, are medians of 3 (Docket and graphile-worker measured in turns).
+// of Docket and graphile-worker, and bulk starts are medians of 3 (Docket and its peers measured in turns).
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { dashboardRows, feedRow, runsPageAgainstOnePage } from './stats-timing.mjs';
@@ -62,17 +62,15 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
     return middle(samples, key);
   };
   /**
-   * Medians of `times` runs of two scenarios taken in turns (a, b, a, b, ...), so that a machine whose speed drifts
-   * during the section (it does here) weighs on both alike.
+   * Medians of `times` runs of each scenario taken in turns (a, b, a, b, ...), so that a machine whose speed drifts
+   * during the section (it does here) weighs on all alike.
    */
-  const pairedMedians = async ([nameA, argsA], [nameB, argsB], key = 'rate') => {
-    const a = [];
-    const b = [];
+  const turnMedians = async (scenarios, key = 'rate') => {
+    const samples = scenarios.map(() => []);
     for (let i = 0; i < times; i++) {
-      a.push(await scenario(nameA, { url, ...argsA }));
-      b.push(await scenario(nameB, { url, ...argsB }));
+      for (const [j, [name, args]] of scenarios.entries()) samples[j].push(await scenario(name, { url, ...args }));
     }
-    return [middle(a, key), middle(b, key)];
+    return samples.map((list) => middle(list, key));
   };
 
   const finished = quick ? 20_000 : 1_000_000;
@@ -108,10 +106,10 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   feedRow(add, 'PostgreSQL ', `${(finished * 3).toLocaleString('en')} entries kept`, statsFull, statsSmall, 'a schema');
 
   log(`postgres processing, n=${n}`);
-  const [docket, graphile] = await pairedMedians(
+  const [docket, graphile] = await turnMedians([
     ['docketProcess', { n, concurrency }],
     ['graphileProcess', { n, concurrency: 32, localQueue: 500 }],
-  );
+  ]);
   const raw1 = await median('rawProcess', { n: Math.min(n, 5_000), perTransaction: 1, workers: 4 });
   const raw100 = await median('rawProcess', { n, perTransaction: 100, workers: 4 });
   const boss = await median('pgBossProcess', { n, batchSize: 500 });
@@ -136,10 +134,10 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   let graphileLarge = null;
   if (large !== null) {
     log(`postgres processing, n=${large}`);
-    [docketLarge, graphileLarge] = await pairedMedians(
+    [docketLarge, graphileLarge] = await turnMedians([
       ['docketProcess', { n: large, concurrency }],
       ['graphileProcess', { n: large, concurrency: 32, localQueue: 500 }],
-    );
+    ]);
     add(section, `n=${large}`, docketLarge.rate, graphileLarge.rate, graphileName, 1);
   }
   // Where the processing gap comes from, over the same processing phase as the rates above: CPU per run of the worker
@@ -168,12 +166,18 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
     perRun(`CPU µs, worker process, n=${large}`, 'worker', docketLarge, [[graphileLarge, GRAPHILE]]);
     perRun(`CPU µs, server (rest of machine), n=${large}`, 'rest', docketLarge, [[graphileLarge, GRAPHILE]]);
   }
-  // Bulk starts: 100 per call, against graphile-worker's addJobs(100) (measured with its processing above) and
-  // pg-boss's insert of 100.
-  const many = await median('docketStartMany', { n }, 'enqueue');
-  const bossMany = await median('pgBossEnqueue', { n }, 'enqueue');
+  // Bulk starts: 100 per call, against graphile-worker's addJobs(100) and pg-boss's insert of 100, in turns.
+  log(`postgres bulk starts, n=${n}`);
+  const [many, graphileMany, bossMany] = await turnMedians(
+    [
+      ['docketStartMany', { n }],
+      ['graphileEnqueue', { n }],
+      ['pgBossEnqueue', { n }],
+    ],
+    'enqueue',
+  );
   const bulk = 'PostgreSQL starts/s, 100 per call';
-  add(bulk, measure, many.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, 1);
+  add(bulk, measure, many.enqueue, graphileMany.enqueue, `${GRAPHILE} addJobs(100)`, 1);
   add(bulk, measure, many.enqueue, bossMany.enqueue, `${PG_BOSS} insert(100)`, 1);
   const enqueue = 'PostgreSQL enqueue/s (informational)';
   add(enqueue, measure, docket.enqueue, graphile.enqueue, `${GRAPHILE} addJobs(100)`, null);
@@ -185,9 +189,11 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   log('postgres latency at 200 runs/s');
   const count = quick ? 200 : 1_000;
   // Docket and graphile-worker (the target) by the median p50 of 3 runs in turns; pg-boss, 100× slower here, once.
-  const [docketLatency, graphileLatency] = await pairedMedians(
-    ['docketLatency', { count, perSecond: 200 }],
-    ['graphileLatency', { count, perSecond: 200, concurrency: 8 }],
+  const [docketLatency, graphileLatency] = await turnMedians(
+    [
+      ['docketLatency', { count, perSecond: 200 }],
+      ['graphileLatency', { count, perSecond: 200, concurrency: 8 }],
+    ],
     'p50',
   );
   const bossLatency = await scenario('pgBossLatency', { url, count, perSecond: 200 });

@@ -336,7 +336,7 @@ if (write && !quick) {
   const postgres =
     db === null
       ? 'PostgreSQL: no server answered, so the PostgreSQL rows are missing from this run.'
-      : `PostgreSQL ${db.version} on the same machine over TCP loopback (synchronous_commit ${db.settings.synchronous_commit}, fsync ${db.settings.fsync}). Docket runs \`@docket/store-postgres\` with \`concurrency: ${PG_CONCURRENCY}\` in one process; each peer runs with the settings its row names; each system gets its own schema. Processing rates, and the latencies of Docket and graphile-worker, are medians of 3 runs (latencies by p50); Docket and graphile-worker are measured in turns.`;
+      : `PostgreSQL ${db.version} on the same machine over TCP loopback (synchronous_commit ${db.settings.synchronous_commit}, fsync ${db.settings.fsync}). Docket runs \`@docket/store-postgres\` with \`concurrency: ${PG_CONCURRENCY}\` in one process; each peer runs with the settings its row names; each system gets its own schema. Processing rates, bulk starts, and the latencies of Docket and graphile-worker are medians of 3 runs (latencies by p50); Docket and graphile-worker are measured in turns, and pg-boss too for bulk starts.`;
   const doc = `# Benchmarks
 
 Measured by \`pnpm bench\` (tooling/bench) in one run on one machine; every number in a row comes from the same run.
