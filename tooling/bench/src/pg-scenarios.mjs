@@ -258,7 +258,8 @@ async function rawDocketTables({ n, perTransaction, loops, schema }) {
 
 // --- graphile-worker --------------------------------------------------------------------------------------------
 
-async function graphileProcess({ n, concurrency, localQueue, schema }) {
+/** A fresh graphile-worker schema with n jobs added by `addJobs` of 100: the rate they were added at. */
+async function graphileFill(n, schema) {
   const { makeWorkerUtils } = await import('graphile-worker');
   await dropSchema(schema);
   const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
@@ -267,6 +268,11 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
     utils.addJobs(chunk.map((p) => ({ identifier: 'noop', payload: p }))),
   );
   await utils.release();
+  return enqueue;
+}
+
+async function graphileProcess({ n, concurrency, localQueue, schema }) {
+  const enqueue = await graphileFill(n, schema);
   const all = latch();
   let done = 0;
   const cost = await costMeter();
@@ -294,14 +300,7 @@ async function graphileProcess({ n, concurrency, localQueue, schema }) {
 
 /** graphile-worker's `addJobs` of 100 alone, on a fresh schema: the peer of `docketStartMany`, measured in turns. */
 async function graphileEnqueue({ n, schema }) {
-  const { makeWorkerUtils } = await import('graphile-worker');
-  await dropSchema(schema);
-  const utils = await makeWorkerUtils({ connectionString: url, schema, logger: graphileLogger() });
-  await utils.migrate();
-  const enqueue = await enqueueInChunks(n, 100, (chunk) =>
-    utils.addJobs(chunk.map((p) => ({ identifier: 'noop', payload: p }))),
-  );
-  await utils.release();
+  const enqueue = await graphileFill(n, schema);
   await dropSchema(schema);
   return { enqueue };
 }
