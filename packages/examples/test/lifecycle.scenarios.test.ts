@@ -233,10 +233,12 @@ describe('lifecycle scenarios (local model over real HTTP)', { timeout: 120_000 
   });
 
   it('03 stale revision before work', async () => {
-    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 400).toISOString(), waitMs: 0 });
+    // Due far enough ahead that a slow machine's first process still leaves the run waiting.
+    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 2000).toISOString(), waitMs: 0 });
+    expect(waiting.result.job.status).toBe('waiting');
     bumpRevision(waiting.directory, waiting.result.job.query.releaseId);
     const { output, calls, notices } = await measured('03 stale revision', () =>
-      runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
+      runScheduled({ ...base(), directory: waiting.directory, waitMs: 6000 }),
     );
     await expectRun(output, 'blocked', 'BUSINESS_STATE');
     expect([calls, notices]).toEqual([0, 0]);
@@ -341,7 +343,7 @@ describe('lifecycle scenarios (local model over real HTTP)', { timeout: 120_000 
   });
 
   it('11 scheduled, no early execution', async () => {
-    const dueAt = new Date(Date.now() + 1200);
+    const dueAt = new Date(Date.now() + 2500);
     const early = await measured('11 before due', () =>
       runScheduled({ ...base(), dueAt: dueAt.toISOString(), waitMs: 200 }),
     );
@@ -546,14 +548,15 @@ describe('lifecycle scenarios (local model over real HTTP)', { timeout: 120_000 
   });
 
   it('19 actual storage write failure', async () => {
-    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 300).toISOString(), waitMs: 0 });
+    const waiting = await runScheduled({ ...base(), dueAt: new Date(Date.now() + 2000).toISOString(), waitMs: 0 });
+    expect(waiting.result.job.status).toBe('waiting');
     const app = openAppStore(paths(waiting.directory).database);
     app.database.exec(
       "CREATE TRIGGER no_notices BEFORE INSERT ON notices BEGIN SELECT RAISE(ABORT, 'notices are frozen'); END",
     );
     app.close();
     const { output, calls, notices } = await measured('19 storage write failure', () =>
-      runScheduled({ ...base(), directory: waiting.directory, waitMs: 3000 }),
+      runScheduled({ ...base(), directory: waiting.directory, waitMs: 6000 }),
     );
     await expectRun(output, 'failed', 'ATTEMPTS_EXHAUSTED');
     expect(output.result.job.error?.message).toContain('notices are frozen');
