@@ -96,12 +96,13 @@ export const docketHistory = sqliteTable(
 );
 
 /**
- * The changes feed: one row per history entry, its rowid `position` given by the single writer in commit order
- * (AUTOINCREMENT: never reused, even once retention removed the newest rows). One B-tree and no index, so a commit
- * writes one more page for the feed: reads take a window of positions and keep the rows of their namespace and task.
+ * The changes feed: one row per history entry, its rowid `position` given by the single writer in commit order: one
+ * past the largest in the table, never reused because trimming never removes the newest row (`trimChanges`). One
+ * B-tree and no index, so a commit writes one more page for the feed: reads take a window of positions and keep the
+ * rows of their namespace and task.
  */
 export const docketChanges = sqliteTable('docket_changes', {
-  position: integer('position').primaryKey({ autoIncrement: true }),
+  position: integer('position').primaryKey(),
   namespace: text('namespace').notNull(),
   taskName: text('task_name').notNull(),
   taskVersion: text('task_version').notNull(),

@@ -11,6 +11,7 @@ describe('the SQLite changes feed across windows of other namespaces', () => {
   const cleanups: (() => unknown)[] = [];
   let a: Queue;
   let b: Queue;
+  let taskA: ReturnType<Queue['define']>;
   let first: string;
   let last: string;
   let filename: string;
@@ -33,7 +34,7 @@ describe('the SQLite changes feed across windows of other namespaces', () => {
     };
     a = open('a');
     b = open('b');
-    const taskA = a.define({ name: 'ta', version: '1' });
+    taskA = a.define({ name: 'ta', version: '1' });
     const taskB = b.define({ name: 'tb', version: '1' });
     await a.ready();
     await b.ready();
@@ -75,17 +76,36 @@ describe('the SQLite changes feed across windows of other namespaces', () => {
     expect(seen).toEqual([first, last]);
   });
 
-  it("trims its namespace's old entries across the windows and leaves the other namespace's", async () => {
+  /** The run ids of namespace `a`'s entries after `after`, paging window by window until the feed's end. */
+  async function runIdsOfA(after?: string): Promise<string[]> {
+    const ids: string[] = [];
+    let next = after;
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await a.operator.changes({ limit: 100, ...(next ? { after: next } : {}) });
+      ids.push(...page.items.map((c) => c.runId));
+      if (page.next === next) return ids;
+      next = page.next;
+    }
+    throw new Error('the feed did not end within 20 pages');
+  }
+
+  it("trims its namespace's old entries across the windows, leaves the other namespace's, and keeps the newest", async () => {
     const cursor = (await a.operator.changes({ limit: 1 })).next;
     const store = sqliteStore({ filename });
     await store.open();
     cleanups.push(() => store.close());
     const before = Date.now() + 86_400_000;
-    expect(await store.trimChanges({ namespace: 'a', before, limit: 1_000 })).toBe(2);
+    // `last`'s entry is the newest of the file: removing it would give its position to the next entry.
+    expect(await store.trimChanges({ namespace: 'a', before, limit: 1_000 })).toBe(1);
     expect(await store.trimChanges({ namespace: 'a', before, limit: 1_000 })).toBe(0);
-    expect((await a.operator.changes()).items).toEqual([]);
+    expect(await runIdsOfA()).toEqual([last]);
+    expect(await runIdsOfA(cursor)).toEqual([last]);
+    expect((await b.operator.changes({ limit: 100 })).items).toHaveLength(100);
+    // Once a newer entry exists, the next trim takes `last`'s, and the next entry still comes after every cursor.
+    const newer = (await taskA.start({ query: 3 })).runId;
+    expect(await store.trimChanges({ namespace: 'a', before, limit: 1_000 })).toBe(1);
     const expired = await a.operator.changes({ after: cursor }).catch((e: unknown) => e);
     expect(isDocketError(expired, 'CURSOR_EXPIRED')).toBe(true);
-    expect((await b.operator.changes({ limit: 100 })).items).toHaveLength(100);
+    expect(await runIdsOfA()).toEqual([newer]);
   });
 });

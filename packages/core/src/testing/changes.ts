@@ -132,6 +132,28 @@ export function changesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(entriesOf(fromOldest.items, fresh.runId)).toEqual(plain(await task.history(fresh.runId)));
     });
 
+    it('never gives a position again once retention removed every entry, the newest too', async () => {
+      const h = await area.harness();
+      const clock = manualClock();
+      const { queue, task } = await area.open(
+        h.store,
+        { name: 'emptied', version: '1' },
+        { execute: (ctx) => ctx.end() },
+        { clock, retention: { runsMs: 60_000, deadLettersMs: 60_000 } },
+      );
+      const old = await task.start({ query: 'old' });
+      await waitForStatus(task, old.runId, 'success');
+      const seen = await readAll(queue, 100);
+      clock.advance(61_000);
+      await queue.operator.maintenance.collect();
+      expect((await queue.operator.changes()).items).toEqual([]);
+      const fresh = await task.start({ query: 'new' });
+      await waitForStatus(task, fresh.runId, 'success');
+      const history = plain(await task.history(fresh.runId));
+      expect(entriesOf((await readAll(queue, 2, seen.next)).items, fresh.runId)).toEqual(history);
+      expect(entriesOf((await readAll(queue, 100)).items, fresh.runId)).toEqual(history);
+    });
+
     it('watch yields new entries from this and another queue, resumes from a cursor, and ends on abort and close', async () => {
       const h = await area.harness();
       const { queue, task } = await area.open(h.store, { name: 'w', version: '1' }, { execute: (ctx) => ctx.end() });

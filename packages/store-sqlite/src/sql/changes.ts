@@ -96,7 +96,9 @@ export function changesHead(ctx: SqliteContext, namespace: string): Promise<numb
 /**
  * `Store.trimChanges`: the namespace's oldest entries before `before` (and those whose run is gone), window by window
  * from where the last trim stopped (`trim_from`), in one write: it stops at the first newer entry, after `limit`
- * entries, or after `TRIM_WINDOWS` windows, and keeps where it stopped for the next call.
+ * entries, or after `TRIM_WINDOWS` windows, and keeps where it stopped for the next call. The feed's newest row is
+ * never removed: a position is the next rowid, one past the largest in the table, so removing the largest would give
+ * its position again to the next entry, behind every cursor that had passed it.
  */
 export function trimChanges(ctx: SqliteContext, request: TrimChangesRequest): Promise<number> {
   const before = new Date(request.before).toISOString();
@@ -104,7 +106,7 @@ export function trimChanges(ctx: SqliteContext, request: TrimChangesRequest): Pr
   return ctx.write('operator.maintenance.collect', ({ s }) => {
     const kept = s.changes.floor.get(namespace);
     let from = Math.max(kept?.floor ?? 0, kept?.trim_from ?? 0);
-    const head = s.changes.head.get()?.head ?? 0;
+    const head = (s.changes.head.get()?.head ?? 0) - 1;
     let trimmed = 0;
     let floor = kept?.floor ?? 0;
     for (let step = 0; step < TRIM_WINDOWS && from < head && trimmed < limit; step++) {
