@@ -106,11 +106,12 @@ export function trimChanges(ctx: SqliteContext, request: TrimChangesRequest): Pr
   return ctx.write('operator.maintenance.collect', ({ s }) => {
     const kept = s.changes.floor.get(namespace);
     let from = Math.max(kept?.floor ?? 0, kept?.trim_from ?? 0);
-    const head = (s.changes.head.get()?.head ?? 0) - 1;
+    // The last position this trim may remove: the one before the newest.
+    const last = (s.changes.head.get()?.head ?? 0) - 1;
     let trimmed = 0;
     let floor = kept?.floor ?? 0;
-    for (let step = 0; step < TRIM_WINDOWS && from < head && trimmed < limit; step++) {
-      const until = Math.min(from + FEED_WINDOW, head);
+    for (let step = 0; step < TRIM_WINDOWS && from < last && trimmed < limit; step++) {
+      const until = Math.min(from + FEED_WINDOW, last);
       const room = limit - trimmed;
       const rows = s.changes.oldest.all(namespace, from, until, room);
       const { count, key } = prefixBefore(rows, before, (row) => row.position);
