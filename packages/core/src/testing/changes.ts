@@ -103,18 +103,21 @@ export function changesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect((await b.changes({ limit: 1000 })).items.length).toBe(onlyA.items.length);
     });
 
-    it('drops entries past retention and says CURSOR_EXPIRED to a cursor before them', async () => {
+    /** A queue of task `name` on a manual clock whose runs are kept a minute after they finish. */
+    async function keptAMinute(name: string) {
       const h = await area.harness();
       const clock = manualClock();
-      const { queue, task } = await area.open(
+      const opened = await area.open(
         h.store,
-        { name: 'kept', version: '1' },
+        { name, version: '1' },
         { execute: (ctx) => ctx.end() },
-        {
-          clock,
-          retention: { runsMs: 60_000, deadLettersMs: 60_000 },
-        },
+        { clock, retention: { runsMs: 60_000, deadLettersMs: 60_000 } },
       );
+      return { ...opened, clock };
+    }
+
+    it('drops entries past retention and says CURSOR_EXPIRED to a cursor before them', async () => {
+      const { queue, task, clock } = await keptAMinute('kept');
       const start = await queue.operator.changes({ limit: 1 });
       const old = await task.start({ query: 'old' });
       await waitForStatus(task, old.runId, 'success');
@@ -133,14 +136,7 @@ export function changesSuite<Tx>(factory: HarnessFactory<Tx>): void {
     });
 
     it('never gives a position again once retention removed every entry, the newest too', async () => {
-      const h = await area.harness();
-      const clock = manualClock();
-      const { queue, task } = await area.open(
-        h.store,
-        { name: 'emptied', version: '1' },
-        { execute: (ctx) => ctx.end() },
-        { clock, retention: { runsMs: 60_000, deadLettersMs: 60_000 } },
-      );
+      const { queue, task, clock } = await keptAMinute('emptied');
       const old = await task.start({ query: 'old' });
       await waitForStatus(task, old.runId, 'success');
       const seen = await readAll(queue, 100);
