@@ -55,12 +55,6 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
   const url = db.url;
   /** The sample with the median `key`. */
   const middle = (samples, key) => samples.sort((a, b) => a[key] - b[key])[Math.floor(samples.length / 2)];
-  /** The sample with the median `key` of `times` runs of a scenario. */
-  const median = async (name, args, key = 'rate') => {
-    const samples = [];
-    for (let i = 0; i < times; i++) samples.push(await scenario(name, { url, ...args }));
-    return middle(samples, key);
-  };
   /**
    * Medians of `times` runs of each scenario taken in turns (a, b, a, b, ...), so that a machine whose speed drifts
    * during the section (it does here) weighs on all alike.
@@ -72,6 +66,8 @@ export async function postgresSection({ db, quick, scenario, add, log, peer }) {
     }
     return samples.map((list) => middle(list, key));
   };
+  /** The sample with the median `key` of `times` runs of one scenario. */
+  const median = async (name, args, key = 'rate') => (await turnMedians([[name, args]], key))[0];
 
   const finished = quick ? 20_000 : 1_000_000;
   log(`postgres operator.stats(), ${finished.toLocaleString('en')} finished runs`);
