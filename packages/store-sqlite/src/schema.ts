@@ -15,6 +15,10 @@ export const docketRuns = sqliteTable(
     namespace: text('namespace').notNull(),
     taskName: text('task_name').notNull(),
     taskVersion: text('task_version').notNull(),
+    /**
+     * This and `policy`, `events` and `recovery` hold `''` when the run has its task version's value, kept once in
+     * `docket_definitions` (core's `TaskVersions`): about 150 bytes less in every row version of the run.
+     */
     definitionHash: text('definition_hash').notNull(),
     status: text('status').notNull(),
     reason: text('reason').notNull(),

@@ -7,7 +7,9 @@ import {
   RUN_COLUMNS,
   type RunRecord,
   type RunRow,
+  rowToRun,
   runParams,
+  TaskVersions,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
@@ -24,7 +26,10 @@ import { CountBuffer } from './writes/run-counts.js';
 import { walkFamilies } from './writes/run-writes.js';
 
 /** What a run write is guarded by: the row as its plan saw it. */
-export type RunGuard = Pick<RunRecord, 'runId' | 'revision' | 'lease' | 'modelCallsUsed'>;
+export type RunGuard = Pick<
+  RunRecord,
+  'runId' | 'revision' | 'lease' | 'modelCallsUsed' | 'namespace' | 'taskName' | 'taskVersion'
+>;
 
 /** Above every id: a listing from the newest. */
 export const NEWEST_ID = '\uffff';
@@ -60,6 +65,12 @@ export class Statements {
   readonly addCount: Database.Statement<[string, string, string, string, number]>;
   /** Adds to the runs settled in one minute of a namespace (`namespace`, `minute`, `n`). */
   readonly addSettled: Database.Statement<[string, number, number]>;
+
+  /** Each task version's definition hash, policy, callback kinds and recovery, which its runs' rows leave empty. */
+  readonly versions = new TaskVersions((namespace, name, version) => {
+    const row = this.definitions.selectDefinition.get(namespace, name, version);
+    return row === undefined ? null : { hash: row.hash, definition: JSON.parse(row.definition) };
+  });
 
   /** The groups of each task that claims by group, kept between claims (see `GroupLists`). */
   readonly groupLists = new GroupLists();
@@ -116,9 +127,17 @@ export class Statements {
     );
   }
 
-  /** Inserts a run's row, its values bound by position (cheaper than by name for 42 columns). */
+  /**
+   * Inserts a run's row, its values bound by position (cheaper than by name for 42 columns), with the columns its
+   * task version decides left empty (`TaskVersions`).
+   */
   insertRun(run: RunRecord): void {
-    this.insertRunValues.run(Object.values(runParams(run)));
+    this.insertRunValues.run(Object.values(this.versions.narrow(runParams(run))));
+  }
+
+  /** A run from its stored row, the columns its task version decides filled from the version (`TaskVersions`). */
+  runOf(row: RunRow): RunRecord {
+    return rowToRun(this.versions.widen(row));
   }
 
   /** Inserts one history entry of a run and its changes-feed entry (its position: the next rowid), bound by position. */
@@ -137,6 +156,7 @@ export class Statements {
    */
   updateRun(current: RunGuard, changes: Partial<RunRow>): boolean {
     let key = '';
+    this.versions.narrowChanges(current, changes);
     const values: unknown[] = [];
     for (const column in changes) {
       key += `${column},`;

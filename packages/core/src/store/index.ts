@@ -172,3 +172,4 @@ export { RUN_COLUMNS, runRowOf } from './run-row-values.js';
 export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';
 export { rowToTask, TASK_COLUMNS, type TaskRow, taskValues } from './task-row.js';
+export { type LoadDefinition, TaskVersions } from './task-versions.js';

@@ -8,7 +8,6 @@ import {
   type GroupTurn,
   groupsFoundEmpty,
   type RunRecord,
-  rowToRun,
   rowToTask,
   runRowOf,
   type TaskRecord,
@@ -119,7 +118,7 @@ function dueOfGroups(
     const chunk = turns.slice(i, i + GROUPS_PER_STATEMENT);
     const params = chunk.flatMap((turn) => [of.namespace, of.task, turn.group, ...of.versions, of.now, turn.take]);
     const rows = s.flow.groupsDue(chunk.length, of.versions.length).all(...params, most - runs.length);
-    for (const values of rows) runs.push(rowToRun(runRowOf(values)));
+    for (const values of rows) runs.push(s.runOf(runRowOf(values)));
   }
   return runs;
 }

@@ -7,7 +7,6 @@ import {
   needsFlow,
   RUN_COLUMNS,
   recordFlowClaims,
-  rowToRun,
   runRowOf,
   tasksByName,
 } from '@docket/core/store';
@@ -72,8 +71,12 @@ export function claimStatements(db: Database.Database): ClaimStatements {
 export async function claim(ctx: SqliteContext, request: SelectRequest, expired: boolean): Promise<RunRecord[]> {
   const written = await ctx.write(expired ? 'store.recoverExpired' : 'store.claimDue', ({ s }) => {
     if (expired) {
-      const rows = s.claim.selectExpired.all(request.namespace, request.now, request.limit).map(runRowOf);
-      return planAndWrite(s, request, rows.map(rowToRun));
+      const rows = s.claim.selectExpired.all(request.namespace, request.now, request.limit);
+      return planAndWrite(
+        s,
+        request,
+        rows.map((values) => s.runOf(runRowOf(values))),
+      );
     }
     const flowing = new Map<string, TaskFlowState>();
     const written = planAndWrite(s, request, dueCandidates(s, request, flowing));
@@ -107,7 +110,7 @@ function planAndWrite(s: Statements, request: SelectRequest, runs: readonly RunR
 function dueCandidates(s: Statements, request: SelectRequest, flowing: Map<string, TaskFlowState>): RunRecord[] {
   const { namespace, now, limit } = request;
   const dueOfVersion = (name: string, version: string, left: number) =>
-    dueOfTask(s, request, { name, version }, left).map(rowToRun);
+    dueOfTask(s, request, { name, version }, left).map((row) => s.runOf(row));
   const reader = sqliteFlowReader(s, namespace, now, dueOfVersion);
   let runs: RunRecord[] = [];
   for (const [name, versions] of tasksByName(request.tasks)) {

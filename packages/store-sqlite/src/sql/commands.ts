@@ -1,12 +1,5 @@
 import type { Json } from '@docket/core';
-import {
-  type CommandPlan,
-  type CommandRequest,
-  decideCommand,
-  replayedReceipt,
-  rowToEvent,
-  rowToRun,
-} from '@docket/core/store';
+import { type CommandPlan, type CommandRequest, decideCommand, replayedReceipt, rowToEvent } from '@docket/core/store';
 import type { SqliteContext } from '../context.js';
 import { selectTask, writeTask } from '../flow/flow.js';
 import type { Statements } from '../statements.js';
@@ -23,7 +16,7 @@ function commandInTransaction<T extends Json>(
   if (receipt) return replayedReceipt<T>(receipt.result, receipt.request_hash);
   const runRow = command.runId === undefined ? undefined : s.selectRun.get(namespace, command.runId);
   const eventRow = command.eventId === undefined ? undefined : s.selectEvent.get(namespace, command.eventId);
-  const run = runRow ? rowToRun(runRow) : null;
+  const run = runRow ? s.runOf(runRow) : null;
   const event = eventRow ? rowToEvent(eventRow) : null;
   const task = command.taskName === undefined ? null : selectTask(s, namespace, command.taskName);
   const decided = decideCommand(plan, run, event, task);

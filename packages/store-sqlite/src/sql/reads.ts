@@ -18,7 +18,6 @@ import {
   type RunStatsRequest,
   rowToChild,
   rowToHistory,
-  rowToRun,
   type SettledMinute,
   type SettledRequest,
 } from '@docket/core/store';
@@ -172,7 +171,7 @@ export function getRun(ctx: SqliteContext, namespace: string, runId: string): Pr
     'store.getRun',
     ({ s }) => {
       const row = s.selectRun.get(namespace, runId);
-      return row ? rowToRun(row) : null;
+      return row ? s.runOf(row) : null;
     },
     runId,
   );

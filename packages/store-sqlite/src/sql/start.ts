@@ -6,7 +6,7 @@ import type {
   CreateRunsResult,
   RunRecord,
 } from '@docket/core/store';
-import { planStarts, rowToRun } from '@docket/core/store';
+import { planStarts } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import type { OpenConnection, SqliteContext } from '../context.js';
 import { storageFailure } from '../errors.js';
@@ -36,7 +36,7 @@ export function createRun(ctx: SqliteContext, request: CreateRunRequest): Promis
     ({ s }): CreateRunResult => {
       if (run.idempotencyKey !== null) {
         const existing = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
-        if (existing) return { kind: 'existing', run: rowToRun(existing) };
+        if (existing) return { kind: 'existing', run: s.runOf(existing) };
       }
       if (request.maxRuns !== null && (s.start.countRuns.get(run.namespace)?.n ?? 0) >= request.maxRuns) {
         return { kind: 'capacity' };
@@ -67,7 +67,7 @@ function createRunsNow({ s }: OpenConnection, request: CreateRunsRequest): Creat
   for (const { run } of request.runs) {
     if (run.idempotencyKey === null || existing.has(run.idempotencyKey)) continue;
     const found = s.selectRunByKey.get(run.namespace, run.taskName, run.idempotencyKey);
-    if (found) existing.set(run.idempotencyKey, rowToRun(found));
+    if (found) existing.set(run.idempotencyKey, s.runOf(found));
   }
   const plan = planStarts(request.runs, existing);
   if (plan.kind !== 'ok') return plan;

@@ -4,7 +4,6 @@ import {
   type PlanResult,
   type RunRecord,
   type RunWrite,
-  rowToRun,
   type TransactOptions,
   type TransactPlan,
 } from '@docket/core/store';
@@ -32,7 +31,7 @@ export function transact<T>(
     orm.transaction(
       (tx) => {
         const row = s.selectRun.get(namespace, runId);
-        const current = row ? rowToRun(row) : null;
+        const current = row ? s.runOf(row) : null;
         let result: PlanResult<T>;
         try {
           result = decide(plan, tx as unknown as SqliteTransaction, current, runId);
@@ -78,7 +77,7 @@ function transactPure<T>(
       ctx.known.forget(runId);
     }
     const row = s.selectRun.get(namespace, runId);
-    const current = row ? rowToRun(row) : null;
+    const current = row ? s.runOf(row) : null;
     let result: PlanResult<T>;
     try {
       result = decide(plan, undefined as never, current, runId);

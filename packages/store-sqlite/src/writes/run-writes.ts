@@ -8,7 +8,6 @@ import {
   type NewChildRun,
   type RunRecord,
   type RunWrite,
-  rowToRun,
   runChanges,
   runRowOf,
   touchesFamily,
@@ -64,10 +63,10 @@ function familyIo(s: Statements) {
     },
     read(namespace: string, runId: string): RunRecord | null {
       const row = s.selectRun.get(namespace, runId);
-      return row ? rowToRun(row) : null;
+      return row ? s.runOf(row) : null;
     },
     unsettled(namespace: string, parentRunId: string): RunRecord[] {
-      return s.reads.unsettledChildren.all(namespace, parentRunId).map((values) => rowToRun(runRowOf(values)));
+      return s.reads.unsettledChildren.all(namespace, parentRunId).map((values) => s.runOf(runRowOf(values)));
     },
     write(current: RunRecord, write: RunWrite): void {
       checkWrite(current, write);
