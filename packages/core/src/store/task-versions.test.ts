@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newRun } from '../machine/new-run.js';
+import { runIn } from '../../test/run-fixture.js';
 import type { RunRecord } from '../machine/run-types.js';
 import { rowToRun, runChanges, runParams } from './run-row.js';
 import { TaskVersions } from './task-versions.js';
@@ -10,26 +10,9 @@ const stored = {
   definition: { name: 't', version: '1', events: ['success'], policy, recovery: 'manual', limits: {} },
 };
 
-function run(overrides: Partial<Parameters<typeof newRun>[0]> = {}): RunRecord {
-  return newRun({
-    runId: '0'.repeat(32),
-    namespace: 'default',
-    taskName: 't',
-    taskVersion: '1',
-    definitionHash: stored.hash,
-    query: { n: 1 },
-    inputHash: '',
-    idempotencyKey: null,
-    trigger: null,
-    dueAt: 0,
-    deadlineAt: null,
-    modelCallLimit: null,
-    policy,
-    events: ['success'],
-    recovery: 'manual',
-    createdAt: 0,
-    ...overrides,
-  });
+/** A pending run of t@1 holding the stored definition's values, with `patch` applied. */
+function run(patch: Partial<RunRecord> = {}): RunRecord {
+  return runIn('pending', { definitionHash: stored.hash, policy, events: ['success'], recovery: 'manual', ...patch });
 }
 
 /** Task versions over one stored definition (t@1 in `default`), counting the loads. */
