@@ -78,18 +78,15 @@ function rawStartMany({ n, per }) {
   return { rate: rate(n, performance.now() - t) };
 }
 
-/**
- * The raw twin of `docketStartMany` on Docket's own tables: each run's row and history entry, `per` per transaction;
- * `narrow` leaves out the policy and the definition hash (see `docketStartsLoop`).
- */
-async function rawDocketStarts({ n, per, narrow = false }) {
+/** The raw twin of `docketStartMany` on Docket's own tables: each run's row and history entry, `per` per transaction. */
+async function rawDocketStarts({ n, per }) {
   const file = tempFile();
   const queue = createQueue({ store: sqliteStore({ filename: file }), runtime: { mode: 'producer' } });
   queue.define(definition);
   await queue.ready();
   await queue.close();
   const t = performance.now();
-  docketStartsLoop(file, n, per, definition, payload, narrow);
+  docketStartsLoop(file, n, per, definition, payload);
   return { rate: rate(n, performance.now() - t) };
 }
 

@@ -108,35 +108,24 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
 
 /**
  * Starts `n` runs in `filename` (a Docket file, schema in place) the way `startMany` does, without Docket's
- * JavaScript: per batch of `per` runs, one transaction inserts each run's full row (the values Docket writes for a
- * plain start: the payload, the policy, the definition hash), its first history entry and its feed row. The ceiling
- * for what Docket stores per start. With `narrow`, the policy and the hash are left empty (~150 of ~350 bytes a row):
- * the ceiling a row that kept them once per task version would have.
+ * JavaScript: per batch of `per` runs, one transaction inserts each run's row as Docket writes it for a plain start
+ * (the payload and counters; the definition hash, policy, callback kinds and recovery left `''` to the task version),
+ * its first history entry and its feed row. The ceiling for what Docket stores per start.
  */
-export function docketStartsLoop(filename, n, per, { name, version }, payload, narrow = false) {
+export function docketStartsLoop(filename, n, per, { name, version }, payload) {
   const db = new Database(filename);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  const stored = db.prepare('SELECT hash FROM docket_definitions WHERE name = ? AND version = ?').get(name, version);
-  const hash = narrow ? '' : stored.hash;
   const insert = db.prepare(
     `INSERT INTO docket_runs (run_id, namespace, task_name, task_version, definition_hash, status, reason, query, page,
      page_failures, business_failures, scheduled_retries, recoveries, revision, due_at, claim_due_at, model_calls_used,
      input_hash, policy, events, recovery, fence, created_at, updated_at, priority, retries)
-     VALUES (?, 'default', ?, ?, ?, 'pending', 'STARTED', ?, 1, 0, 0, 0, 0, 1, ?, ?, 0, '', ?, '[]', 'automatic', 0, ?, ?,
-     0, 0)`,
+     VALUES (?, 'default', ?, ?, '', 'pending', 'STARTED', ?, 1, 0, 0, 0, 0, 1, ?, ?, 0, '', '', '', '', 0, ?, ?, 0, 0)`,
   );
   const history = db.prepare(
     `INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor)
      VALUES (?, 1, ?, NULL, 'pending', 'STARTED', 'producer')`,
   );
-  const policy = narrow
-    ? ''
-    : JSON.stringify({
-        attempts: 3,
-        timeoutMs: 30000,
-        backoff: { baseMs: 1000, maxMs: 30000, jitter: 'full' },
-      });
   const feed = feedWriter(db);
   const tx = db.transaction((from, to) => {
     const now = Date.now();
@@ -144,7 +133,7 @@ export function docketStartsLoop(filename, n, per, { name, version }, payload, n
     const started = [];
     for (let i = from; i < to; i++) {
       const id = `${now.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
-      insert.run(id, name, version, hash, JSON.stringify(payload(i)), now, now, policy, now, now);
+      insert.run(id, name, version, JSON.stringify(payload(i)), now, now, now, now);
       history.run(id, at);
       started.push([name, version, id, 1]);
     }
