@@ -24,7 +24,9 @@ describe('the columns a task version decides, kept once per version (a real SQLi
     cleanups.push(
       tmp.remove,
       () => void db.close(),
-      () => queue.close(),
+      async () => {
+        await queue.close();
+      },
     );
     const task = queue.define<{ n: number }>(
       { name: 'notice', version: '3', policy, events: ['success'], recovery: 'manual' },
