@@ -8,7 +8,7 @@ import { batchAborted, storageFailure } from './errors.js';
 import { FileIdentityWatch } from './file-identity.js';
 import { applyMigrations, assertMigrated } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
-import { Statements } from './statements.js';
+import { forgetVersionsOnRollback, Statements } from './statements.js';
 import { familyFirst } from './writes/family-buffer.js';
 
 /** WAL pages between automatic checkpoints: fewer checkpoints write each hot page back fewer times (see bench). */
@@ -51,7 +51,7 @@ export class SqliteConnection {
           (error) => storageFailure(error, 'store.commit'),
           512,
           batchAborted,
-          familyFirst(s.family, allHooks(s.counts, s.feed)),
+          familyFirst(s.family, allHooks(s.counts, s.feed, forgetVersionsOnRollback(s))),
         ),
       };
       // A file the store writes: its log is copied back on a thread of its own (see checkpointer.ts).

@@ -12,6 +12,7 @@ import {
   TaskVersions,
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
+import type { BatchHooks } from './commit-batcher.js';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ChangeStatements, changeStatements } from './sql/changes.js';
@@ -175,4 +176,12 @@ export class Statements {
     values.push(current.runId, current.revision, current.lease?.expiresAt ?? null, current.modelCallsUsed);
     return statement.run(values).changes === 1;
   }
+}
+
+/**
+ * Batch hooks that forget the task versions `s` loaded once a batch rolls back: a definition registered earlier in that
+ * batch was undone with it (`TaskVersions.forget`).
+ */
+export function forgetVersionsOnRollback(s: Statements): BatchHooks {
+  return { begin() {}, itemEnded() {}, flush() {}, end: () => s.versions.forget() };
 }

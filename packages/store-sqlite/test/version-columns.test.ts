@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { createQueue } from '@docket/core';
+import { newRun, runParams } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../src/index.js';
+import { applyMigrations } from '../src/migrations.js';
+import { forgetVersionsOnRollback, Statements } from '../src/statements.js';
 import { tempDir } from './helpers.js';
 
 const EMPTY = { definition_hash: '', policy: '', events: '', recovery: '' };
@@ -61,5 +64,45 @@ describe('the columns a task version decides, kept once per version (a real SQLi
        WHERE run_id = ?`,
     ).run(narrow?.definitionHash, JSON.stringify(policy), runId);
     expect(await store.getRun('default', runId)).toEqual(narrow);
+  });
+});
+
+describe('the task versions a connection knows, after a rollback', () => {
+  it('forgets a version whose definition a rolled-back batch had written, and writes its runs in full', () => {
+    const tmp = tempDir();
+    const db = new Database(join(tmp.dir, 'docket.sqlite'));
+    try {
+      applyMigrations(db);
+      const s = new Statements(db);
+      const definition = { name: 't', version: '1', events: [], policy, recovery: 'automatic', limits: {} };
+      const run = newRun({
+        runId: '0'.repeat(32),
+        namespace: 'default',
+        taskName: 't',
+        taskVersion: '1',
+        definitionHash: 'h',
+        query: null,
+        inputHash: '',
+        idempotencyKey: null,
+        trigger: null,
+        dueAt: 0,
+        deadlineAt: null,
+        modelCallLimit: null,
+        policy,
+        events: [],
+        recovery: 'automatic',
+        createdAt: 0,
+      });
+      db.exec('BEGIN');
+      const stored = { namespace: 'default', name: 't', version: '1', hash: 'h', created_at: 0 };
+      s.definitions.insertDefinition.run({ ...stored, definition: JSON.stringify(definition) });
+      expect(s.versions.narrow(runParams(run)).policy).toBe('');
+      db.exec('ROLLBACK');
+      forgetVersionsOnRollback(s).end();
+      expect(s.versions.narrow(runParams(run)).policy).toBe(JSON.stringify(policy));
+    } finally {
+      db.close();
+      tmp.remove();
+    }
   });
 });

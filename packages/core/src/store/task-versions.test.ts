@@ -63,6 +63,14 @@ describe('TaskVersions', () => {
     expect(loads).toEqual(['default/t@1']);
   });
 
+  it('loads a version again once it forgot the versions it knew', () => {
+    const { versions, loads } = overOne();
+    versions.narrow(runParams(run()));
+    versions.forget();
+    versions.narrow(runParams(run()));
+    expect(loads).toEqual(['default/t@1', 'default/t@1']);
+  });
+
   it('refuses to read a row that leaves its version columns empty when no definition of the version is stored', () => {
     const { versions } = overOne();
     const row = versions.narrow(runParams(run()));

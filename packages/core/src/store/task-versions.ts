@@ -45,6 +45,14 @@ export class TaskVersions {
     return columns;
   }
 
+  /**
+   * Forgets every version loaded: for a store whose transaction rolled back, in which a definition read (one written
+   * earlier in that transaction) may have been undone.
+   */
+  forget(): void {
+    this.known.clear();
+  }
+
   /** Empties, in a full row about to be inserted, each version column that holds its version's value. */
   narrow(row: RunRow): RunRow {
     const v = this.columnsOf(row.namespace, row.task_name, row.task_version);
