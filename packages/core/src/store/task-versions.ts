@@ -24,8 +24,8 @@ export type LoadDefinition = (
 
 /**
  * The task versions of one store, each loaded once from its stored definition (definitions never change once
- * stored: another hash under the same identity is `DEFINITION_CONFLICT`). A version with no stored definition is
- * looked up again each time, and its runs are written in full.
+ * stored: another hash under the same identity is `DEFINITION_HASH_CONFLICT`). A version with no stored definition
+ * is looked up again each time, and its runs are written in full.
  */
 export class TaskVersions {
   private readonly known = new Map<string, VersionColumns>();
