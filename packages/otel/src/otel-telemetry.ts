@@ -3,11 +3,13 @@ import {
   type Attributes,
   type Counter,
   context,
+  createNoopMeter,
   diag,
   type Histogram,
   type MeterProvider,
   metrics,
   type Tracer as OtelTracer,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -67,13 +69,31 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): DocketTelemet
   };
   const tasks = new TaskAttributes();
   const settled = new SettledCounts(instruments.settled);
+  const metered = instruments.started.constructor !== NOOP_COUNTER;
+  const traced = tracesRecorded(options.tracerProvider ?? trace.getTracerProvider());
   return {
     tracer: {
       startSpan: (info) => startSpan(tracer, instruments, tasks.of(info.task), info),
       pageSpan: (info) => pageSpan(tracer, instruments, tasks, info),
       settled: (info) => settled.add(tasks.withStatus(info.task, info.status)),
+      active: () => metered || traced(),
     },
   };
+}
+
+/** The class of OpenTelemetry's no-op counter: a meter provider that makes them records nothing. */
+const NOOP_COUNTER = createNoopMeter().createCounter('docket.noop').constructor;
+
+/** The tracer provider OpenTelemetry's global proxy delegates to until an SDK registers one. */
+const NOOP_TRACERS = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans of `provider` are recorded now: always for a provider of its own; for OpenTelemetry's global proxy,
+ * once an SDK has registered the provider it delegates to (which may happen after the queue was created).
+ */
+function tracesRecorded(provider: TracerProvider): () => boolean {
+  if (!(provider instanceof ProxyTracerProvider)) return () => true;
+  return () => provider.getDelegate() !== NOOP_TRACERS;
 }
 
 /** One task's attributes, and with each status it settled in; made once, read on every page. */

@@ -6,7 +6,7 @@ import { createQueue, NonRetryableError, type Queue, type Store } from '@docket/
 import { waitFor, waitForStatus } from '@docket/core/testing';
 import { postgresStore } from '@docket/store-postgres';
 import { sqliteStore } from '@docket/store-sqlite';
-import { context, DiagLogLevel, diag, type MeterProvider, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, DiagLogLevel, diag, type MeterProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -221,6 +221,45 @@ describe('otelTelemetry without a registered SDK', () => {
     expect(db.prepare('SELECT trace_parent FROM docket_runs WHERE run_id = ?').get(runId)).toEqual({
       trace_parent: null,
     });
+  });
+});
+
+describe('otelTelemetry and a global SDK registered after the queue was created', () => {
+  afterEach(() => trace.disable());
+
+  it('answers inactive until a tracer provider is registered, then records the next page span', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'docket-otel-late-'));
+    const telemetry = otelTelemetry();
+    const queue = createQueue({
+      store: sqliteStore({ filename: join(dir, 'docket.sqlite') }),
+      protocol: { pollMs: 10 },
+      logger: false,
+      telemetry,
+    });
+    try {
+      const task = queue.define({ name: 'late', version: '1' }, { execute: (ctx) => ctx.end() });
+      await queue.ready();
+      expect(telemetry.tracer.active?.()).toBe(false);
+      const first = await task.start({ query: null });
+      await waitForStatus(task, first.runId, 'success');
+      const sdk = inMemorySdk();
+      expect(trace.setGlobalTracerProvider(sdk.tracerProvider)).toBe(true);
+      expect(telemetry.tracer.active?.()).toBe(true);
+      const second = await task.start({ query: null });
+      await waitForStatus(task, second.runId, 'success');
+      const pages = sdk.spans('docket.page').map((span) => span.attributes['docket.run_id']);
+      expect(pages).toEqual([second.runId]);
+      expect(sdk.spans('docket.start')).toHaveLength(1);
+    } finally {
+      await queue.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers active for a meter provider given to it, whatever the global tracer provider', () => {
+    const sdk = inMemorySdk();
+    expect(otelTelemetry({ meterProvider: sdk.meterProvider }).tracer.active?.()).toBe(true);
+    expect(otelTelemetry({ tracerProvider: sdk.tracerProvider }).tracer.active?.()).toBe(true);
   });
 });
 

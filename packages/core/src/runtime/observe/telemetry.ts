@@ -84,6 +84,12 @@ export interface Tracer {
   pageSpan(info: PageSpanInfo): PageSpan | null;
   /** Optional: a run reached a terminal status in a write of this process (a page's, an operator's, a deadline's). */
   settled?(info: SettledInfo): void;
+  /**
+   * Optional: whether anything would be recorded now. While it answers `false` the runtime makes no start or page
+   * span and reports no settled run, and keeps none of the bookkeeping they need: a tracer whose every call would be a
+   * no-op costs what no tracer costs. Asked at every start, claim and write, so it must be cheap.
+   */
+  active?(): boolean;
 }
 
 /** What `Tracer.settled` is told: the run that finished and how. */

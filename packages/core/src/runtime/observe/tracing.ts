@@ -2,7 +2,7 @@ import { isTerminal, type RunRecord } from '../../machine/run-types.js';
 import type { RunWrite } from '../../store/contract.js';
 import type { Engine } from '../queue/engine.js';
 import type { ResolvedDefinition } from '../task/definition.js';
-import { type PageOutcome, type PageSpan, type StartSpan, traced } from './telemetry.js';
+import { type PageOutcome, type PageSpan, type StartSpan, type Tracer, traced } from './telemetry.js';
 
 /** One executing page's span, its claim's fence (its writes carry it), and the outcome its writes left so far. */
 export interface PageTrace {
@@ -27,14 +27,20 @@ export class Tracing {
 
   constructor(private readonly engine: Engine) {}
 
-  /** True when a tracer is set. */
+  /** True when a tracer is set and records now (`Tracer.active`). */
   get enabled(): boolean {
-    return this.engine.options.telemetry.tracer !== null;
+    return this.live() !== null;
+  }
+
+  /** The tracer, when one is set and records now (`Tracer.active`); `null` otherwise. */
+  private live(): Tracer | null {
+    const tracer = this.engine.options.telemetry.tracer;
+    return tracer === null || tracer.active?.() === false ? null : tracer;
   }
 
   /** A start of `count` runs of `def` begins: its span, or `null`. */
   startSpan(def: ResolvedDefinition, count: number): StartSpan | null {
-    const tracer = this.engine.options.telemetry.tracer;
+    const tracer = this.live();
     if (tracer === null) return null;
     return traced(this.engine.log, 'startSpan', () =>
       tracer.startSpan({
@@ -66,7 +72,7 @@ export class Tracing {
    * next page can begin before this one's execution has settled).
    */
   pageStarted(run: RunRecord): PageTrace | null {
-    const tracer = this.engine.options.telemetry.tracer;
+    const tracer = this.live();
     if (tracer === null) return null;
     const dueAt = this.dueAtClaim.get(run.runId) ?? null;
     this.dueAtClaim.delete(run.runId);
@@ -105,7 +111,7 @@ export class Tracing {
   written(write: RunWrite): void {
     const tracer = this.engine.options.telemetry.tracer;
     if (tracer === null) return;
-    if (tracer.settled !== undefined && isTerminal(write.run.status) && write.history.length > 0) {
+    if (tracer.settled !== undefined && isTerminal(write.run.status) && write.history.length > 0 && this.enabled) {
       const { run } = write;
       const info = {
         namespace: run.namespace,
