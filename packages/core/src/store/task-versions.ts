@@ -56,11 +56,7 @@ export class TaskVersions {
   /** Empties, in a full row about to be inserted, each version column that holds its version's value. */
   narrow(row: RunRow): RunRow {
     const v = this.columnsOf(row.namespace, row.task_name, row.task_version);
-    if (v === undefined) return row;
-    if (row.definition_hash === v.definition_hash) row.definition_hash = '';
-    if (row.policy === v.policy) row.policy = '';
-    if (row.events === v.events) row.events = '';
-    if (row.recovery === v.recovery) row.recovery = '';
+    if (v !== undefined) emptyWhereEqual(row, v);
     return row;
   }
 
@@ -75,11 +71,7 @@ export class TaskVersions {
       return;
     }
     const v = this.columnsOf(run.namespace, run.taskName, run.taskVersion);
-    if (v === undefined) return;
-    if (changes.definition_hash === v.definition_hash) changes.definition_hash = '';
-    if (changes.policy === v.policy) changes.policy = '';
-    if (changes.events === v.events) changes.events = '';
-    if (changes.recovery === v.recovery) changes.recovery = '';
+    if (v !== undefined) emptyWhereEqual(changes, v);
   }
 
   /** Fills, in a stored row, each empty version column with its version's value (the row as `narrow` found it). */
@@ -97,6 +89,14 @@ export class TaskVersions {
     if (row.recovery === '') row.recovery = v.recovery;
     return row;
   }
+}
+
+/** Empties each of the four columns of `columns` (a whole row, or an update's changes) that holds `v`'s value. */
+function emptyWhereEqual(columns: Partial<VersionColumns>, v: VersionColumns): void {
+  if (columns.definition_hash === v.definition_hash) columns.definition_hash = '';
+  if (columns.policy === v.policy) columns.policy = '';
+  if (columns.events === v.events) columns.events = '';
+  if (columns.recovery === v.recovery) columns.recovery = '';
 }
 
 /** A stored canonical definition's version columns, encoded as `runParams` encodes a run's. */
