@@ -99,6 +99,9 @@ export function schedulesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       for (let minute = 1; minute <= 3; minute++) {
         clock.set(T0 - 30_000 + minute * MINUTE);
         await waitFor(async () => (await runsOf(a.queue)).length === minute, `the run of slot ${minute}`);
+        // The slot's run ends before the clock moves on: a lease still held when the clock jumps a minute expires.
+        const ended = async () => (await runsOf(a.queue)).filter((run) => run.status === 'success').length === minute;
+        await waitFor(ended, `the run of slot ${minute} to succeed`);
         await sleep(40);
       }
       const runs = await runsOf(a.queue);
