@@ -7,6 +7,7 @@ import { classify, connectionLost, OutcomeTracker } from './errors.js';
 import { FlowSharing } from './sql/claim/flow-sharing.js';
 import { HeldClaims } from './sql/claim/held-claims.js';
 import { SharedColumns } from './sql/claim/plain-statement.js';
+import { PgTaskVersions } from './task-versions.js';
 import type { Session } from './wire/session.js';
 import { applyLockedWrites, type Executor, type Tables } from './writes/run-writes.js';
 import type { Transaction } from './writes/transaction.js';
@@ -38,6 +39,7 @@ export function tablesIn(schema: string): Tables {
     flowGroups: name('docket_flow_groups'),
     flowClaims: name('docket_flow_claims'),
     channel: `docket_${schema}`,
+    versions: new PgTaskVersions(name('docket_definitions')),
   };
 }
 

@@ -54,6 +54,8 @@ export function createPostgresStore(
     capabilities,
     async open() {
       if (opens++ > 0) return;
+      // The schema may have been rebuilt since the last open: versions are known again as they are met.
+      ctx.tables.versions.forget();
       ctx.connection = await connectOrFail(connect, () => {
         opens = 0;
       });

@@ -85,8 +85,10 @@ describe.runIf(DATABASE_URL)('start notifications', () => {
   it('wakes a worker on another store, which claims the run in one round trip', async () => {
     const { task, stores, history } = await setup(1);
     const [worker] = stores as [(typeof stores)[0]];
-    // A claim reads the tasks' flow states once (then at most once a second): this one finds nothing due.
+    // A claim reads the tasks' flow states once (then at most once a second): this one finds nothing due. A worker's
+    // queue registers its tasks' definitions, which its store then knows; this store reads the one it will meet.
     expect(await worker.store.claimDue(claimRequest())).toEqual([]);
+    expect(await worker.store.getDefinition('default', TASK.name, TASK.version)).not.toBeNull();
     const { runId } = await task.start({ query: { n: 1 } });
     await waitFor(() => worker.notified() > 0, 'the start notification');
     worker.log.length = 0;

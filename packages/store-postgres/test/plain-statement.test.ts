@@ -277,8 +277,10 @@ describe('the one-statement plain claim', () => {
       (schema) => ({ pool, schema }),
       () => pool.end(),
     );
-    // A claim reads the tasks' flow states once (then at most once a second): this one finds nothing due.
+    // A claim reads the tasks' flow states once (then at most once a second): this one finds nothing due. A worker's
+    // queue registers its tasks' definitions, which its store then knows; this store reads the one it will meet.
     expect(await store.claimDue(claimRequest([A], 8).request)).toEqual([]);
+    expect(await store.getDefinition('default', A.name, A.version)).not.toBeNull();
     for (let i = 0; i < 4; i++) await a.start({ query: { i } });
     const { request } = claimRequest([A], 8);
     log.length = 0;

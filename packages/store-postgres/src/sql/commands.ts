@@ -7,13 +7,12 @@ import {
   type RunRow,
   replayedReceipt,
   rowToEvent,
-  rowToRun,
 } from '@docket/core/store';
 import { type SQL, sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
 import { taskRecords, writeTask } from '../flow/task-rows.js';
 import { writeEvent } from '../writes/callback-event-writes.js';
-import { rowsOf } from '../writes/run-writes.js';
+import { queryOn, rowsOf } from '../writes/run-writes.js';
 
 /**
  * `Store.runCommand`: under an advisory lock on the command id, a stored receipt is answered as it is; otherwise the
@@ -44,7 +43,7 @@ export function runCommand<T extends Json>(
           ).then((rows) => rows[0]);
     const runRow = await lock<RunRow>(ctx.q.runs, 'run_id', command.runId);
     const eventRow = await lock<EventRow>(ctx.q.events, 'event_id', command.eventId);
-    const run = runRow ? rowToRun(runRow) : null;
+    const run = runRow ? ((await ctx.tables.versions.runsOf(queryOn(tx), [runRow]))[0] ?? null) : null;
     const event = eventRow ? rowToEvent(eventRow) : null;
     const task =
       command.taskName === undefined

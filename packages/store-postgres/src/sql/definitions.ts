@@ -25,13 +25,17 @@ export async function registerDefinition(ctx: PgContext, definition: DefinitionR
   const existing = await stored();
   if (existing[0] && existing[0].hash !== definition.hash) throw definitionConflict(definition);
   await registerTask(ctx, definition);
-  if (existing[0]) return;
-  await ctx.live().execute(
-    sql`INSERT INTO ${ctx.q.definitions} (namespace, name, version, hash, definition, created_at)
+  if (!existing[0]) {
+    await ctx.live().execute(
+      sql`INSERT INTO ${ctx.q.definitions} (namespace, name, version, hash, definition, created_at)
           VALUES (${definition.namespace}, ${definition.name}, ${definition.version}, ${definition.hash}, ${JSON.stringify(definition.definition)}, ${Date.now()})
           ON CONFLICT DO NOTHING`,
-  );
-  if ((await stored())[0]?.hash !== definition.hash) throw definitionConflict(definition, 'concurrently');
+    );
+    if ((await stored())[0]?.hash !== definition.hash) throw definitionConflict(definition, 'concurrently');
+  }
+  // Committed: the version's runs may now be written narrow (see `task-versions.ts`).
+  const { namespace, name, version, hash } = definition;
+  ctx.tables.versions.remember(namespace, name, version, hash, definition.definition);
 }
 
 /** Writes the task's record with the definition's flow limits, under a lock of its own (`registeredTask`). */
@@ -62,7 +66,10 @@ export async function getDefinition(
     sql`SELECT hash, definition FROM ${ctx.q.definitions} WHERE namespace = ${namespace} AND name = ${name} AND version = ${version}`,
   );
   const row = rows[0];
-  return row === undefined ? null : { hash: row.hash, definition: JSON.parse(row.definition) as Json };
+  if (row === undefined) return null;
+  const found = { hash: row.hash, definition: JSON.parse(row.definition) as Json };
+  ctx.tables.versions.remember(namespace, name, version, found.hash, found.definition);
+  return found;
 }
 
 /** `Store.listTasks`: the namespace's tasks by name. */

@@ -18,13 +18,12 @@ import {
   type RunStatsRequest,
   rowToChild,
   rowToHistory,
-  rowToRun,
   type SettledMinute,
   type SettledRequest,
 } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PgContext } from '../context.js';
-import { rowsOf } from '../writes/run-writes.js';
+import { queryOn, rowsOf } from '../writes/run-writes.js';
 
 /** `Store.getRun`. */
 export async function getRun(ctx: PgContext, namespace: string, runId: string): Promise<RunRecord | null> {
@@ -32,7 +31,7 @@ export async function getRun(ctx: PgContext, namespace: string, runId: string): 
     ctx.live(),
     sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${runId}`,
   );
-  return found[0] ? rowToRun(found[0]) : null;
+  return (await ctx.tables.versions.runsOf(queryOn(ctx.live()), found))[0] ?? null;
 }
 
 /** `Store.getHistory`: a run's entries in `seq` order, none for a run of another namespace. */

@@ -4,7 +4,6 @@ import {
   followFamily,
   type RunRecord,
   type RunRow,
-  rowToRun,
   touchesFamily,
 } from '@docket/core/store';
 import { docketRuns } from '../schema.js';
@@ -41,7 +40,7 @@ export async function followFamilies(run: Run, tables: Tables, writes: readonly 
 
 function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
   const columns = columnList(docketRuns);
-  const rowsToRuns = (rows: unknown[]) => (rows as RunRow[]).map(rowToRun);
+  const rowsToRuns = (rows: unknown[]) => tables.versions.runsOf(run, rows as RunRow[]);
   // A parent's row as its count left it (locked by that UPDATE), for the walk's read of it that follows at once.
   const counted = new Map<string, RunRecord>();
   return {
@@ -56,7 +55,7 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
           RETURNING ${columns}`,
         params: [namespace, parentRunId, now, by],
       });
-      const parent = rowsToRuns(rows)[0];
+      const parent = (await rowsToRuns(rows))[0];
       if (parent === undefined) return null;
       counted.set(parentRunId, parent);
       return { status: parent.status, children: parent.children as NonNullable<RunRecord['children']> };
@@ -69,7 +68,7 @@ function familyIo(run: Run, tables: Tables, wake: Set<string>): AsyncFamilyIo {
         text: `SELECT ${columns} FROM ${tables.runs} WHERE namespace = $1 AND run_id = $2 FOR UPDATE`,
         params: [namespace, runId],
       });
-      return rowsToRuns(rows)[0] ?? null;
+      return (await rowsToRuns(rows))[0] ?? null;
     },
     async unsettled(namespace, parentRunId) {
       const rows = await run({

@@ -15,6 +15,7 @@ import {
 } from '@docket/core/store';
 import { SQL, sql } from 'drizzle-orm';
 import { docketEvents, docketHistory, docketRuns } from '../schema.js';
+import type { PgTaskVersions, Query } from '../task-versions.js';
 import { notifyText } from '../wire/prepared-calls.js';
 import { type Column, columnList, columnsOf, compactRows, recordset } from '../wire/recordsets.js';
 import { Params, type Statement, toSql } from '../wire/statement.js';
@@ -29,6 +30,12 @@ export interface Executor {
 /** The rows a statement returned (node-postgres and PGlite both answer `{ rows }`). */
 export const rowsOf = async <T>(ex: Executor, query: SQL | Statement): Promise<T[]> =>
   ((await ex.execute(query instanceof SQL ? query : toSql(query))) as { rows: T[] }).rows;
+
+/** A `Query` on `ex`. */
+export const queryOn =
+  (ex: Executor): Query =>
+  (statement) =>
+    rowsOf(ex, statement);
 
 /** One conditional run write: the row as it was read (locked) in this transaction, and core's write for it. */
 export interface PendingWrite {
@@ -46,6 +53,8 @@ export interface Tables {
   flowGroups: string;
   flowClaims: string;
   channel: string;
+  /** The task versions whose values the runs' rows leave to them (`task-versions.ts`). */
+  versions: PgTaskVersions;
 }
 
 /** Whether a write leaves work for some worker to pick up (a claimable run or callback events). */
@@ -326,7 +335,7 @@ export async function applyLockedWrites(tx: Executor, tables: Tables, writes: re
  */
 export function insertRunsStatement(tables: Tables, requests: readonly CreateRunRequest[]): Statement {
   const params = new Params();
-  const runs = requests.map((r) => runParams(r.run) as unknown as Record<string, unknown>);
+  const runs = requests.map((r) => tables.versions.narrow(runParams(r.run)) as unknown as Record<string, unknown>);
   const history = requests.map((r) => historyParams(r.run.runId, r.history) as unknown as Record<string, unknown>);
   const v = compactSource(params, RUN_COLUMNS_OF, runs, 'v');
   const x = compactSource(params, HISTORY_COLUMNS_OF, history, 'x');

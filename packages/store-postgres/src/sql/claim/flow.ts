@@ -13,7 +13,8 @@ import { taskRecordsOf, taskRowsStatement } from '../../flow/task-rows.js';
 import { type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
-import { applyLockedWrites, type Executor, type PendingWrite, rowsOf } from '../../writes/run-writes.js';
+import { onSession } from '../../writes/family.js';
+import { applyLockedWrites, type Executor, type PendingWrite, queryOn, rowsOf } from '../../writes/run-writes.js';
 import { type LockedTask, noteGroups, type Read, scopeReads } from './flow-reads.js';
 import { flowLockStatement, SHARED_TAKE_MAX, seatOf, sharedLockStatements } from './flow-sharing.js';
 import {
@@ -26,7 +27,8 @@ import {
 } from './flow-statements.js';
 import { plannedWrites } from './ordinary.js';
 import { failHeld, runHeldClaim } from './plain-paths.js';
-import { type ClaimSource, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
+import { decodingOn, planPlainClaims } from './plain-plans.js';
+import { type ClaimSource, type PlainClaimRow, plainClaimStatement } from './plain-statement.js';
 
 /** Core's plan for a locked task within the request's limit (`flowPlanOf`). */
 const planFor = (request: SelectRequest, task: LockedTask) =>
@@ -68,7 +70,8 @@ export async function flowClaimIn(
     const reads = dueStatements(ctx.tables, request, task.name, task.versions, plan);
     const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
     noteGroups(ctx, request.namespace, task, plan, rows, limit);
-    const writes = plannedWrites(request, rows);
+    await ctx.tables.versions.load(queryOn(tx), rows);
+    const writes = plannedWrites(ctx.tables.versions, request, rows);
     await applyLockedWrites(tx, ctx.tables, writes);
     const runs = writes.map((w) => w.write.run);
     await read(recordStatements(ctx.tables, request.namespace, name, state, runs, request.now));
@@ -199,7 +202,13 @@ async function claimPlainly(
   const statement = plainClaimStatement(ctx.tables, taking, claim, shared, hold, source);
   const [rows = []] = await sendParts(send, [preparedCall(statement)]);
   noteGroups(ctx, request.namespace, task, plan, rows as PlainClaimRow[], request.limit);
-  const result = planPlainClaims(taking, claim, rows as PlainClaimRow[], shared, ctx.sharedColumns);
+  const result = await planPlainClaims(
+    taking,
+    claim,
+    rows as PlainClaimRow[],
+    shared,
+    decodingOn(ctx, onSession(send)),
+  );
   if (result.leftover > 0) return null;
   return result.claimed.map((write, i) => ({ current: result.before[i] as RunRecord, write }));
 }

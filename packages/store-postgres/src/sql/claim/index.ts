@@ -7,12 +7,13 @@ import { taskRecords } from '../../flow/task-rows.js';
 import { preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, sendParts } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
-import { type Executor, rowsOf } from '../../writes/run-writes.js';
+import { type Executor, queryOn, rowsOf } from '../../writes/run-writes.js';
 import { nextDueByPriority } from './due-by-priority.js';
 import { type FlowClaimed, flowClaim, flowClaimIn } from './flow.js';
 import { ordinaryClaim, ordinaryClaimIn } from './ordinary.js';
 import { claimHeld, claimPlain } from './plain-paths.js';
-import { type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
+import { decodingOn, planPlainClaims } from './plain-plans.js';
+import { type PlainClaimRow, plainClaimStatement } from './plain-statement.js';
 
 /**
  * The ways a claim reaches the server, named here and chosen by `claimPathOf`:
@@ -156,7 +157,7 @@ async function claimInTransaction(
   const shared = ctx.sharedColumns.expected(request);
   const statement = plainClaimStatement(ctx.tables, request, claim, shared);
   const rows = await rowsOf<PlainClaimRow>(tx, statement);
-  const plain = planPlainClaims(request, claim, rows, shared, ctx.sharedColumns);
+  const plain = await planPlainClaims(request, claim, rows, shared, decodingOn(ctx, queryOn(tx)));
   const claimed = plain.claimed.map((w) => w.run);
   if (plain.leftover === 0 || claimed.length >= request.limit) return claimed;
   // The rows it left stay locked by this transaction: the ordinary selects take them again.

@@ -1,14 +1,17 @@
 import type { RunRecord, RunRow, SelectRequest } from '@docket/core/store';
-import { claimRankOfRow, compareClaimOrder, rowToRun, touchesFamily } from '@docket/core/store';
+import { claimRankOfRow, compareClaimOrder, touchesFamily } from '@docket/core/store';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
+import type { PgTaskVersions } from '../../task-versions.js';
 import { notifyText, type PreparedCall, preparedCall } from '../../wire/prepared-calls.js';
 import { BEGIN, compose, type Send, type Session, sendParts, UNFLUSHED_COMMIT } from '../../wire/session.js';
 import type { Statement } from '../../wire/statement.js';
+import { onSession } from '../../writes/family.js';
 import {
   applyLockedWrites,
   type Executor,
   type PendingWrite,
+  queryOn,
   rowsOf,
   runWritesStatement,
   wakeNamespaces,
@@ -39,21 +42,29 @@ export function candidateQueries(ctx: PgContext, request: SelectRequest, expired
   }));
 }
 
-/** Core's plan for each candidate, up to the request's limit. */
-function planCandidates(request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
+/** Core's plan for each candidate (their versions loaded), up to the request's limit. */
+function planCandidates(versions: PgTaskVersions, request: SelectRequest, candidates: RunRow[]): PendingWrite[] {
   // Several tasks' candidates come one task after another: highest priority first, then earliest due, across them.
   if (request.tasks.length > 1) {
     candidates.sort((a, b) => compareClaimOrder(claimRankOfRow(a), claimRankOfRow(b)));
   }
-  return plannedWrites(request, candidates, request.limit);
+  return plannedWrites(versions, request, candidates, request.limit);
 }
 
-/** Core's write for each row in turn, up to `limit` writes (a row whose run core leaves alone is not written). */
-export function plannedWrites(request: SelectRequest, rows: readonly RunRow[], limit = rows.length): PendingWrite[] {
+/**
+ * Core's write for each row in turn, up to `limit` writes (a row whose run core leaves alone is not written); the
+ * rows' versions are loaded (`PgTaskVersions.load`).
+ */
+export function plannedWrites(
+  versions: PgTaskVersions,
+  request: SelectRequest,
+  rows: readonly RunRow[],
+  limit = rows.length,
+): PendingWrite[] {
   const writes: PendingWrite[] = [];
   for (const row of rows) {
     if (writes.length >= limit) break;
-    const current = rowToRun(row);
+    const current = versions.runOf(row);
     const write = request.plan(current);
     if (write !== null) writes.push({ current, write });
   }
@@ -72,7 +83,8 @@ export async function ordinaryClaimIn(
 ): Promise<RunRecord[]> {
   const candidates: RunRow[] = [];
   for (const query of candidateQueries(ctx, request, expired)) candidates.push(...(await rowsOf<RunRow>(tx, query)));
-  const writes = planCandidates(request, candidates);
+  await ctx.tables.versions.load(queryOn(tx), candidates);
+  const writes = planCandidates(ctx.tables.versions, request, candidates);
   await applyLockedWrites(tx, ctx.tables, writes);
   return writes.map((w) => w.write.run);
 }
@@ -120,7 +132,9 @@ async function selectAndPlan(
 ): Promise<{ parts: (string | PreparedCall)[]; runs: RunRecord[] } | null | 'family'> {
   const selects = candidateQueries(ctx, request, expired).map(preparedCall);
   const selected = await sendParts(send, [...BEGIN, ...selects]);
-  const writes = planCandidates(request, selected.slice(BEGIN.length).flat() as RunRow[]);
+  const rows = selected.slice(BEGIN.length).flat() as RunRow[];
+  await ctx.tables.versions.load(onSession(send), rows);
+  const writes = planCandidates(ctx.tables.versions, request, rows);
   if (writes.length === 0) return null;
   if (writes.some((w) => touchesFamily(w.current, w.write))) return 'family';
   const write = preparedCall(runWritesStatement(ctx.tables, writes, { allLocked: true }));

@@ -12,9 +12,16 @@ import {
   writeRowsInOneMessage,
 } from '../../wire/session.js';
 import { familyWrites, followFamilies, onSession } from '../../writes/family.js';
-import { applyRunWrites, type PendingWrite, runWritesStatement, wakeNamespaces } from '../../writes/run-writes.js';
+import {
+  applyRunWrites,
+  type PendingWrite,
+  queryOn,
+  runWritesStatement,
+  wakeNamespaces,
+} from '../../writes/run-writes.js';
 import type { HeldBatch } from './held-claims.js';
-import { type PlainClaimResult, type PlainClaimRow, plainClaimStatement, planPlainClaims } from './plain-statement.js';
+import { decodingOn, type PlainClaimResult, planPlainClaims } from './plain-plans.js';
+import { type PlainClaimRow, plainClaimStatement } from './plain-statement.js';
 
 /**
  * The plain claim in one round trip: `BEGIN`, the statement, `COMMIT` without waiting for the flush (a claim writes
@@ -32,7 +39,7 @@ export async function claimPlain(
   outcome.committing();
   try {
     const rows = (await writeRowsInOneMessage(session, call, [], [...BEGIN, UNFLUSHED_COMMIT])) as PlainClaimRow[];
-    return planPlainClaims(request, claim, rows, shared, ctx.sharedColumns);
+    return await planPlainClaims(request, claim, rows, shared, decodingOn(ctx, queryOn(ctx.live())));
   } catch (error) {
     throw classify(error, outcome, 'store.claimDue', {});
   }
@@ -146,7 +153,8 @@ async function selectAndHold(
   const shared = ctx.sharedColumns.expected(request);
   const select = preparedCall(plainClaimStatement(ctx.tables, request, claim, shared, true));
   const selected = await sendParts(send, [...BEGIN, select]);
-  const plain = planPlainClaims(request, claim, selected[BEGIN.length] as PlainClaimRow[], shared, ctx.sharedColumns);
+  const rows = selected[BEGIN.length] as PlainClaimRow[];
+  const plain = await planPlainClaims(request, claim, rows, shared, decodingOn(ctx, onSession(send)));
   const writes = plain.claimed.map((write, i) => ({ current: plain.before[i] as RunRecord, write }));
   if (writes.length === 0 || plain.leftover > 0) {
     const parts: (string | PreparedCall)[] = [UNFLUSHED_COMMIT];

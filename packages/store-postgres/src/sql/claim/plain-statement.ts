@@ -1,15 +1,4 @@
-import {
-  isPlainClaimOf,
-  newRun,
-  type PlainClaim,
-  parseSharedJson,
-  type RunRecord,
-  type RunRow,
-  type RunWrite,
-  rowToRun,
-  runParams,
-  type SelectRequest,
-} from '@docket/core/store';
+import type { PlainClaim, RunRow, RunWrite, SelectRequest } from '@docket/core/store';
 import { docketRuns } from '../../schema.js';
 import { columnList } from '../../wire/recordsets.js';
 import type { Statement } from '../../wire/statement.js';
@@ -65,7 +54,8 @@ export interface SharedValues {
   recovery: string | null;
 }
 
-const SHARED = ['definition_hash', 'policy', 'events', 'recovery'] as const;
+/** The shared columns, in the order their values are sent. */
+export const SHARED = ['definition_hash', 'policy', 'events', 'recovery'] as const;
 const NOTHING_SHARED: SharedValues = Object.freeze({
   definition_hash: null,
   policy: null,
@@ -83,8 +73,8 @@ export class SharedColumns {
     return (first && this.byTask.get(taskKey(first.name, first.version))) ?? NOTHING_SHARED;
   }
 
-  /** Remembers the values of a claimed row, as the next claim of its task will expect them. */
-  learn(row: RunRow): void {
+  /** Remembers the values of a claimed row as stored, as the next claim of its task will expect them. */
+  learn(row: Pick<RunRow, 'task_name' | 'task_version'> & SharedValues): void {
     const key = taskKey(row.task_name, row.task_version);
     const known = this.byTask.get(key);
     if (known && SHARED.every((column) => known[column] === row[column])) return;
@@ -271,86 +261,4 @@ function answerColumns(tasks: number, first: number): string {
   const task = tasks === 1 ? '' : 'c.task_name, c.task_version, ';
   return `c.run_id, c.query, c.input_hash, c.created_at, c.idempotency_key, c.deadline_at, c.model_call_limit, c.priority, c.trace_parent, c.group_key, ${task}
         CASE WHEN ${fresh} THEN NULL ELSE row_to_json(c)::text END AS docket_row`;
-}
-
-/**
- * The record of a fresh run's answer row (see `answerColumns`), put together from its answered columns and the shared
- * values sent: what `rowToRun` answers for its stored row, in the same field order, without a row in between.
- */
-function freshRun(row: PlainClaimRow, request: SelectRequest, shared: SharedValues): RunRecord {
-  const only = request.tasks[0];
-  return newRun({
-    runId: row.run_id,
-    namespace: request.namespace,
-    taskName: row.task_name ?? (only?.name as string),
-    taskVersion: row.task_version ?? (only?.version as string),
-    definitionHash: shared.definition_hash as string,
-    query: JSON.parse(row.query),
-    inputHash: row.input_hash,
-    idempotencyKey: row.idempotency_key,
-    trigger: null,
-    dueAt: row.created_at,
-    deadlineAt: row.deadline_at,
-    modelCallLimit: row.model_call_limit,
-    policy: parseSharedJson(shared.policy as string),
-    events: parseSharedJson(shared.events as string),
-    recovery: shared.recovery as RunRecord['recovery'],
-    createdAt: row.created_at,
-    priority: row.priority,
-    traceParent: row.trace_parent,
-    group: row.group_key === '' ? null : row.group_key,
-  });
-}
-
-/** What the plain-claim statement's rows come to: the runs claimed, and the rows left for the ordinary path. */
-export interface PlainClaimResult {
-  /** Core's write for each run the statement claimed, where it is exactly the plain claim. */
-  claimed: RunWrite[];
-  /** The row of each claimed run as it was before the claim, in the order of `claimed`. */
-  before: RunRecord[];
-  /** Rows selected but not claimed: they qualified for no plain claim, so core plans them the ordinary way. */
-  leftover: number;
-  /** Runs the statement claimed whose plan was not the plain claim (a bug): recovery takes them when the lease ends. */
-  disagreed: RunRecord[];
-}
-
-/**
- * Hands every claimed row, as it was before the statement, to core's plan and keeps the runs whose plan is exactly
- * the write the statement made (`isPlainClaimOf`); the others are reported, never executed.
- */
-export function planPlainClaims(
-  request: SelectRequest,
-  claim: PlainClaim,
-  rows: PlainClaimRow[],
-  shared: SharedValues = NOTHING_SHARED,
-  learned?: SharedColumns,
-): PlainClaimResult {
-  const result: PlainClaimResult = { claimed: [], before: [], leftover: 0, disagreed: [] };
-  const marked = rows.reduce((n, row) => n + (row.docket_plain ? 1 : 0), 0);
-  if (rows.length > 0 && marked !== rows[0]?.docket_claimed) {
-    throw new Error(`internal: the plain claim wrote ${rows[0]?.docket_claimed} runs but marked ${marked}`);
-  }
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i] as PlainClaimRow;
-    if (!row.docket_plain) {
-      result.leftover++;
-      continue;
-    }
-    let current: RunRecord;
-    if (row.docket_row === null) {
-      current = freshRun(row, request, shared);
-      // A fresh row holds the values sent, which are its task's as learned, unless it is of another of the tasks.
-      if (row.task_name !== undefined) learned?.learn(runParams(current));
-    } else {
-      const stored = JSON.parse(row.docket_row) as RunRow;
-      learned?.learn(stored);
-      current = rowToRun(stored);
-    }
-    const write = request.plan(current);
-    if (write !== null && isPlainClaimOf(current, write, claim, request.now)) {
-      result.claimed.push(write);
-      result.before.push(current);
-    } else result.disagreed.push(current);
-  }
-  return result;
 }

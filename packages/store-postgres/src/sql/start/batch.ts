@@ -1,10 +1,17 @@
-import { type CreateRunRequest, type CreateRunResult, type RunRecord, type RunRow, rowToRun } from '@docket/core/store';
+import type { CreateRunRequest, CreateRunResult, RunRecord, RunRow } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import { classify, OutcomeTracker, statementRefused } from '../../errors.js';
 import { Batcher, type Queued } from '../../wire/micro-batcher.js';
 import { notifyText, preparedCall } from '../../wire/prepared-calls.js';
 import { type Session, writeInOneMessage } from '../../wire/session.js';
-import { type Executor, insertRuns, insertRunsStatement, rowsOf, type Tables } from '../../writes/run-writes.js';
+import {
+  type Executor,
+  insertRuns,
+  insertRunsStatement,
+  queryOn,
+  rowsOf,
+  type Tables,
+} from '../../writes/run-writes.js';
 import type { Transaction } from '../../writes/transaction.js';
 
 interface StartItem extends Queued<CreateRunResult> {
@@ -125,7 +132,8 @@ async function runsByKey(db: Executor, tables: Tables, items: readonly StartItem
         AS k(namespace text, task_name text, key text)
         ON r.namespace = k.namespace AND r.task_name = k.task_name AND r.idempotency_key = k.key`,
   );
-  for (const row of rows) found.set(keyOf(row.namespace, row.task_name, row.idempotency_key), rowToRun(row));
+  for (const run of await tables.versions.runsOf(queryOn(db), rows))
+    found.set(keyOf(run.namespace, run.taskName, run.idempotencyKey), run);
   return found;
 }
 

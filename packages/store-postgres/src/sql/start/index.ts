@@ -7,13 +7,13 @@ import type {
   RunRecord,
   RunRow,
 } from '@docket/core/store';
-import { planStarts, rowToRun } from '@docket/core/store';
+import { planStarts } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../../connection.js';
 import type { PgContext } from '../../context.js';
 import { classify, OutcomeTracker } from '../../errors.js';
 import type { Session } from '../../wire/session.js';
-import { insertRuns, rowsOf } from '../../writes/run-writes.js';
+import { insertRuns, queryOn, rowsOf } from '../../writes/run-writes.js';
 import { insertInOneTrip } from './batch.js';
 
 /**
@@ -31,7 +31,8 @@ export function createCappedRun(ctx: PgContext, request: CreateRunRequest, maxRu
           tx,
           sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${run.namespace} AND task_name = ${run.taskName} AND idempotency_key = ${run.idempotencyKey}`,
         );
-        if (existing[0]) return { kind: 'existing', run: rowToRun(existing[0]) };
+        const [found] = await ctx.tables.versions.runsOf(queryOn(tx), existing);
+        if (found) return { kind: 'existing', run: found };
       }
       const [count] = await rowsOf<{ n: string | number }>(
         tx,
@@ -151,7 +152,8 @@ async function createRunsIn(
       sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${first.namespace} AND task_name = ${first.taskName}
         AND idempotency_key IN ${keys}`,
     );
-    for (const row of rows) existing.set(row.idempotency_key as string, rowToRun(row));
+    for (const run of await ctx.tables.versions.runsOf(queryOn(tx), rows))
+      existing.set(run.idempotencyKey as string, run);
   }
   const plan = planStarts(request.runs, existing);
   if (plan.kind !== 'ok' || plan.insert.length === 0) return plan;

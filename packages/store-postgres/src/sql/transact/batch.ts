@@ -6,7 +6,6 @@ import {
   type PlanResult,
   type RunRecord,
   type RunRow,
-  rowToRun,
   type TransactPlan,
   touchesFamily,
 } from '@docket/core/store';
@@ -21,6 +20,7 @@ import {
   applyLockedWrites,
   applyRunWrites,
   type PendingWrite,
+  queryOn,
   rowsOf,
   runWritesStatement,
   type Tables,
@@ -273,12 +273,13 @@ async function runPlans(
     tx,
     sql`SELECT * FROM ${sql.raw(tables.runs)} WHERE run_id = ANY(${ids}::text[]) ORDER BY run_id FOR UPDATE`,
   );
+  await tables.versions.load(queryOn(tx), found);
   const rows = new Map(found.map((row) => [row.run_id, row]));
   const writes: PendingWrite[] = [];
   for (const index of fresh) {
     const item = batch[index] as TransactItem;
     const row = rows.get(item.runId);
-    const current = row !== undefined && row.namespace === item.namespace ? rowToRun(row) : null;
+    const current = row !== undefined && row.namespace === item.namespace ? tables.versions.runOf(row) : null;
     try {
       const { write, value } = (await item.plan(tx, current)) as PlanResult<unknown>;
       if (write !== null) {

@@ -1,9 +1,8 @@
 import type { PlanResult, RunRecord, RunRow, TransactOptions, TransactPlan } from '@docket/core/store';
-import { rowToRun } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import type { PostgresTransaction } from '../../connection.js';
 import type { PgContext } from '../../context.js';
-import { rowsOf } from '../../writes/run-writes.js';
+import { queryOn, rowsOf } from '../../writes/run-writes.js';
 
 /** Marks that the plan threw nothing (an application may throw `undefined`). */
 const NO_ERROR = Symbol('no error');
@@ -45,7 +44,7 @@ export function transact<T>(
           tx,
           sql`SELECT * FROM ${ctx.q.runs} WHERE namespace = ${namespace} AND run_id = ${runId} FOR UPDATE`,
         );
-        const current = found[0] ? rowToRun(found[0]) : null;
+        const [current = null] = await ctx.tables.versions.runsOf(queryOn(tx), found);
         let planned: PlanResult<T>;
         try {
           planned = (await plan(tx, current)) as PlanResult<T>;

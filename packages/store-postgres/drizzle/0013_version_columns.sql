@@ -1,0 +1,3 @@
+-- No statement: this migration marks the schemas whose runs may leave the four columns their task version decides
+-- (definition_hash, policy, events, recovery) as '' (read back from docket_definitions). An earlier
+-- @docket/store-postgres, which would fail to read such rows, refuses to open the schema with SCHEMA_MISMATCH instead.
