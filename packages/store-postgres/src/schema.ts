@@ -22,6 +22,10 @@ export const docketRuns = pgTable(
     namespace: text('namespace').notNull(),
     taskName: text('task_name').notNull(),
     taskVersion: text('task_version').notNull(),
+    /**
+     * This and `policy`, `events` and `recovery` hold `''` when the run has its task version's value, kept once in
+     * `docket_definitions` (`PgTaskVersions`): a row of ~200 bytes instead of ~360.
+     */
     definitionHash: text('definition_hash').notNull(),
     query: text('query').notNull(),
     inputHash: text('input_hash').notNull(),
