@@ -9,7 +9,9 @@ export function deadlinesSuite<Tx>(factory: HarnessFactory<Tx>): void {
       let aborted = false;
       const opened = await area.open(
         h.store,
-        { name: 'slow', version: '1', limits: { deadlineMs: 80 } },
+        // Long enough for a loaded machine to claim the run before it: a claim after the deadline cancels the run
+        // without running the page, and this test is about the page in flight.
+        { name: 'slow', version: '1', limits: { deadlineMs: 400 } },
         {
           async execute(ctx) {
             await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
