@@ -2,8 +2,11 @@ import type { HistoryEntry } from '@docket/core';
 import {
   EVENT_COLUMNS,
   type EventRow,
+  FRESH_RUN_LITERALS,
+  freshRunValues,
   GroupLists,
   historyParams,
+  isFreshRun,
   RUN_COLUMNS,
   type RunRecord,
   type RunRow,
@@ -53,6 +56,7 @@ export class Statements {
   readonly selectRun: Database.Statement<[string, string], RunRow>;
   readonly selectRunByKey: Database.Statement<[string, string, string], RunRow>;
   private readonly insertRunValues: Database.Statement<unknown[]>;
+  private readonly insertFreshRunValues: Database.Statement<unknown[]>;
   private readonly insertHistoryValues: Database.Statement<unknown[]>;
   /** The changes-feed rows of the open batched commit, written at its end (see `FeedBuffer`). */
   readonly feed: FeedBuffer;
@@ -98,6 +102,10 @@ export class Statements {
     this.insertRunValues = db.prepare(
       `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')})`,
     );
+    const literals: Partial<Record<string, string>> = FRESH_RUN_LITERALS;
+    this.insertFreshRunValues = db.prepare(
+      `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map((c) => literals[c] ?? '?').join(', ')})`,
+    );
     this.insertHistoryValues = db.prepare(
       'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -130,10 +138,12 @@ export class Statements {
 
   /**
    * Inserts a run's row, its values bound by position (cheaper than by name for 42 columns), with the columns its
-   * task version decides left empty (`TaskVersions`).
+   * task version decides left empty (`TaskVersions`). A fresh start binds only the 23 columns that differ between
+   * fresh runs (`freshRunValues`); the statement holds the others.
    */
   insertRun(run: RunRecord): void {
-    this.insertRunValues.run(Object.values(this.versions.narrow(runParams(run))));
+    if (isFreshRun(run)) this.insertFreshRunValues.run(freshRunValues(run, this.versions.versionValues(run)));
+    else this.insertRunValues.run(Object.values(this.versions.narrow(runParams(run))));
   }
 
   /** A run from its stored row, the columns its task version decides filled from the version (`TaskVersions`). */

@@ -138,6 +138,13 @@ export {
   windowStart,
 } from './flow.js';
 export {
+  FRESH_RUN_BOUND,
+  FRESH_RUN_LITERALS,
+  freshRunValues,
+  isFreshRun,
+  type VersionValues,
+} from './fresh-row.js';
+export {
   firstInTurn,
   GROUP_LIST_FRESH_MS,
   GroupLists,

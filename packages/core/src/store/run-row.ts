@@ -265,7 +265,7 @@ const sharedText = new WeakMap<object, string>();
  * from `parseSharedJson`, both deeply frozen), serialised once per object; an object that is not frozen is serialised
  * at each call.
  */
-function sharedJsonText(value: object): string {
+export function sharedJsonText(value: object): string {
   let text = sharedText.get(value);
   if (text === undefined) {
     text = JSON.stringify(value);

@@ -5,15 +5,11 @@
  */
 import type { RunRecord } from '../machine/run-types.js';
 import type { Json } from '../util/json.js';
-import type { RunRow } from './run-row.js';
+import type { VersionValues } from './fresh-row.js';
+import { type RunRow, sharedJsonText } from './run-row.js';
 
 /** The four run columns a task version decides, as they are stored in a full row. */
-interface VersionColumns {
-  definition_hash: string;
-  policy: string;
-  events: string;
-  recovery: string;
-}
+type VersionColumns = VersionValues;
 
 /** A stored definition as a store reads it from its definitions table, or `null` when none is stored. */
 export type LoadDefinition = (
@@ -58,6 +54,19 @@ export class TaskVersions {
     const v = this.columnsOf(row.namespace, row.task_name, row.task_version);
     if (v !== undefined) emptyWhereEqual(row, v);
     return row;
+  }
+
+  /** A run's four version columns as its row holds them: each `''` where it equals its version's value. */
+  versionValues(run: RunRecord): VersionValues {
+    const values: VersionValues = {
+      definition_hash: run.definitionHash,
+      policy: sharedJsonText(run.policy),
+      events: sharedJsonText(run.events),
+      recovery: run.recovery,
+    };
+    const v = this.columnsOf(run.namespace, run.taskName, run.taskVersion);
+    if (v !== undefined) emptyWhereEqual(values, v);
+    return values;
   }
 
   /** Empties, in the columns an update changes (core's `runChanges`) of `run`'s row, those that hold its version's. */
