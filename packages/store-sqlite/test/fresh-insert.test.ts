@@ -42,7 +42,11 @@ describe('inserting a run (a real SQLite file)', () => {
     const db = new Database(join(tmp.dir, 'docket.sqlite'));
     const store = sqliteStore({ database: db });
     await store.open();
-    cleanups.push(tmp.remove, () => void db.close(), () => store.close());
+    cleanups.push(
+      tmp.remove,
+      () => void db.close(),
+      () => store.close(),
+    );
     return store;
   }
 

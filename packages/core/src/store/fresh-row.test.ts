@@ -30,7 +30,7 @@ const fresh = () =>
   });
 
 /** A literal's value as `runParams` encodes it. */
-const valueOf = (literal: string) => (literal === 'NULL' ? null : Number(literal));
+const encoded = (literal: string) => (literal === 'NULL' ? null : Number(literal));
 
 describe('the row of a fresh start', () => {
   it('splits the run columns into literals and bound columns, in table order', () => {
@@ -47,7 +47,7 @@ describe('the row of a fresh start', () => {
     const expected = FRESH_RUN_BOUND.map((column) => (column in version ? version[column as 'policy'] : row[column]));
     expect(freshRunValues(run, version)).toEqual(expected);
     for (const [column, literal] of Object.entries(FRESH_RUN_LITERALS)) {
-      expect(row[column as keyof RunRow], column).toBe(valueOf(literal as string));
+      expect(row[column as keyof RunRow], column).toBe(encoded(literal as string));
     }
   });
 
