@@ -1,9 +1,6 @@
-import { join } from 'node:path';
 import { newRun, type RunRecord } from '@docket/core/store';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqliteStore } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { fileStore } from './helpers.js';
 
 /** A fresh start with every optional column set, in `namespace`. */
 const fresh = (runId: string): RunRecord =>
@@ -38,15 +35,9 @@ describe('inserting a run (a real SQLite file)', () => {
   });
 
   async function open() {
-    const tmp = tempDir();
-    const db = new Database(join(tmp.dir, 'docket.sqlite'));
-    const store = sqliteStore({ database: db });
+    const { store } = fileStore(cleanups);
     await store.open();
-    cleanups.push(
-      tmp.remove,
-      () => void db.close(),
-      () => store.close(),
-    );
+    cleanups.push(() => store.close());
     return store;
   }
 

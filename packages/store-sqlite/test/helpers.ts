@@ -4,12 +4,23 @@ import { join } from 'node:path';
 import type { ConformanceHarness } from '@docket/core/conformance';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
-import { type SqliteTransaction, sqliteStore } from '../src/index.js';
+import { type SqliteStore, type SqliteTransaction, sqliteStore } from '../src/index.js';
 
 /** A fresh directory under the OS temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'docket-sqlite-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A store on a new real file, and the raw connection to that file; `cleanups` gets what closes the connection and
+ * removes the file.
+ */
+export function fileStore(cleanups: (() => Promise<void> | void)[]): { db: Database.Database; store: SqliteStore } {
+  const tmp = tempDir();
+  const db = new Database(join(tmp.dir, 'docket.sqlite'));
+  cleanups.push(tmp.remove, () => void db.close());
+  return { db, store: sqliteStore({ database: db }) };
 }
 
 /** The application table the conformance suite's effects write: no unique key, so duplicates would show. */

@@ -3,10 +3,9 @@ import { createQueue } from '@docket/core';
 import type { RunRow } from '@docket/core/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqliteStore } from '../src/index.js';
 import { applyMigrations } from '../src/migrations.js';
 import { forgetVersionsOnRollback, Statements } from '../src/statements.js';
-import { tempDir } from './helpers.js';
+import { fileStore, tempDir } from './helpers.js';
 
 const EMPTY = { definition_hash: '', policy: '', events: '', recovery: '' };
 const VERSION_COLUMNS = 'SELECT definition_hash, policy, events, recovery FROM docket_runs WHERE run_id = ?';
@@ -20,17 +19,11 @@ describe('the columns a task version decides, kept once per version (a real SQLi
 
   /** A queue on a fresh file with one task whose runs end on their first page, and a raw connection to the file. */
   async function open() {
-    const tmp = tempDir();
-    const db = new Database(join(tmp.dir, 'docket.sqlite'));
-    const store = sqliteStore({ database: db });
+    const { db, store } = fileStore(cleanups);
     const queue = createQueue({ store, runtime: { concurrency: 2 }, logger: false });
-    cleanups.push(
-      tmp.remove,
-      () => void db.close(),
-      async () => {
-        await queue.close();
-      },
-    );
+    cleanups.push(async () => {
+      await queue.close();
+    });
     const task = queue.define<{ n: number }>(
       { name: 'notice', version: '3', policy, events: ['success'], recovery: 'manual' },
       { execute: (ctx) => ctx.end() },
