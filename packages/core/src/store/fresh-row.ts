@@ -7,6 +7,7 @@ import { DEFAULT_GROUP } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
 import { json, type RunRow } from './run-row.js';
 import { RUN_COLUMNS } from './run-row-values.js';
+import type { VersionValues } from './task-versions.js';
 
 /** The columns every fresh run holds alike (`isFreshRun`), as SQL literals. */
 export const FRESH_RUN_LITERALS: Readonly<Partial<Record<keyof RunRow, string>>> = Object.freeze({
@@ -56,14 +57,6 @@ export function isFreshRun(run: RunRecord): boolean {
     run.parent === null &&
     run.children === null
   );
-}
-
-/** The four columns a task version decides, as a store writes them (see `TaskVersions.versionValues`). */
-export interface VersionValues {
-  definition_hash: string;
-  policy: string;
-  events: string;
-  recovery: string;
 }
 
 /**

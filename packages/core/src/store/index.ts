@@ -142,7 +142,6 @@ export {
   FRESH_RUN_LITERALS,
   freshRunValues,
   isFreshRun,
-  type VersionValues,
 } from './fresh-row.js';
 export {
   firstInTurn,
@@ -179,4 +178,4 @@ export { RUN_COLUMNS, runRowOf } from './run-row-values.js';
 export { rowToSchedule, SCHEDULE_COLUMNS, type ScheduleRow, scheduleParams } from './schedule-row.js';
 export { planStarts, type StartsPlan, startConflicts } from './start-plan.js';
 export { rowToTask, TASK_COLUMNS, type TaskRow, taskValues } from './task-row.js';
-export { type LoadDefinition, TaskVersions } from './task-versions.js';
+export { type LoadDefinition, TaskVersions, type VersionValues } from './task-versions.js';

@@ -5,11 +5,15 @@
  */
 import type { RunRecord } from '../machine/run-types.js';
 import type { Json } from '../util/json.js';
-import type { VersionValues } from './fresh-row.js';
 import { type RunRow, sharedJsonText } from './run-row.js';
 
-/** The four run columns a task version decides, as they are stored in a full row. */
-type VersionColumns = VersionValues;
+/** The four run columns a task version decides, as a row holds them (each `''` where it leaves it to the version). */
+export interface VersionValues {
+  definition_hash: string;
+  policy: string;
+  events: string;
+  recovery: string;
+}
 
 /** A stored definition as a store reads it from its definitions table, or `null` when none is stored. */
 export type LoadDefinition = (
@@ -24,12 +28,12 @@ export type LoadDefinition = (
  * is looked up again each time, and its runs are written in full.
  */
 export class TaskVersions {
-  private readonly known = new Map<string, VersionColumns>();
+  private readonly known = new Map<string, VersionValues>();
 
   constructor(private readonly load: LoadDefinition) {}
 
   /** The version's columns, or `undefined` when no definition of it is stored. */
-  private columnsOf(namespace: string, name: string, version: string): VersionColumns | undefined {
+  private columnsOf(namespace: string, name: string, version: string): VersionValues | undefined {
     const key = `${namespace}\u0000${name}\u0000${version}`;
     let columns = this.known.get(key);
     if (columns === undefined) {
@@ -101,7 +105,7 @@ export class TaskVersions {
 }
 
 /** Empties each of the four columns of `columns` (a whole row, or an update's changes) that holds `v`'s value. */
-function emptyWhereEqual(columns: Partial<VersionColumns>, v: VersionColumns): void {
+function emptyWhereEqual(columns: Partial<VersionValues>, v: VersionValues): void {
   if (columns.definition_hash === v.definition_hash) columns.definition_hash = '';
   if (columns.policy === v.policy) columns.policy = '';
   if (columns.events === v.events) columns.events = '';
@@ -109,7 +113,7 @@ function emptyWhereEqual(columns: Partial<VersionColumns>, v: VersionColumns): v
 }
 
 /** A stored canonical definition's version columns, encoded as `runParams` encodes a run's. */
-function columnsOfDefinition(hash: string, definition: Json): VersionColumns {
+function columnsOfDefinition(hash: string, definition: Json): VersionValues {
   const d = definition as { policy: Json; events: Json; recovery: string };
   return {
     definition_hash: hash,
