@@ -232,6 +232,41 @@ describe('migrations', () => {
     await expectStillClaimable(older, started);
   });
 
+  it('gives a schema an older version migrated the indexes of a new one: one lease index, by task and group', async () => {
+    const { older, started } = await olderSchemaWithRuns('0014_lease_index');
+    expect(await runIndexes(older)).toContain('docket_runs_leased');
+    const fresh = schemaName();
+    const store = postgresStore(db.options(fresh));
+    await store.open();
+    await store.close();
+    const migrated = postgresStore(db.options(older));
+    await migrated.open();
+    await migrated.close();
+    const indexes = await runIndexes(fresh);
+    expect(indexes).toContain(
+      'docket_runs_lease ON docket_runs USING btree (namespace, task_name, group_key, lease_expires_at) WHERE (lease_expires_at IS NOT NULL)',
+    );
+    expect(indexes).not.toContain('docket_runs_leased');
+    expect(await runIndexes(older)).toEqual(indexes);
+    await expectStillClaimable(older, started);
+  });
+
+  /** The definitions of the runs table's indexes in `schema`, without the schema's name, in name order. */
+  async function runIndexes(schema: string): Promise<string> {
+    const rows = await db.query<{ indexdef: string }>(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'docket_runs' ORDER BY indexname`,
+      [schema],
+    );
+    return rows
+      .map((row) =>
+        row.indexdef
+          .replace(/^CREATE (UNIQUE )?INDEX /, '')
+          .replaceAll(`"${schema}".`, '')
+          .replaceAll(`${schema}.`, ''),
+      )
+      .join('\n');
+  }
+
   // Prepared statements live on the server connections of processes that keep running while another process
   // migrates; PGlite has no such connections. One connection, so that the second claim meets the first's statement.
   it.runIf(DATABASE_URL)(

@@ -71,12 +71,15 @@ export const docketRuns = sqliteTable(
     index('docket_runs_claim_priority')
       .on(t.namespace, t.taskName, t.taskVersion, t.priority, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
-    index('docket_runs_lease').on(t.namespace, t.leaseExpiresAt).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
-    // Flow control: each group's claimable runs in claim order, and the runs holding a lease by task and group.
+    // The runs holding a lease, by task and group: flow control counts them there, lease recovery and the stats read
+    // all of a namespace's (a lease's owner, token and expiry are set and cleared together).
+    index('docket_runs_lease')
+      .on(t.namespace, t.taskName, t.groupKey, t.leaseExpiresAt)
+      .where(sql`${t.leaseExpiresAt} IS NOT NULL`),
+    // Flow control: each group's claimable runs in claim order.
     index('docket_runs_group_claim')
       .on(t.namespace, t.taskName, t.groupKey, sql`${t.priority} DESC`, t.claimDueAt)
       .where(sql`${t.claimDueAt} IS NOT NULL`),
-    index('docket_runs_leased').on(t.namespace, t.taskName, t.groupKey).where(sql`${t.leaseOwner} IS NOT NULL`),
     uniqueIndex('docket_runs_idempotency')
       .on(t.namespace, t.taskName, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} IS NOT NULL`),

@@ -50,13 +50,13 @@ export function flowStatements(db: Database.Database): FlowStatements {
       'UPDATE docket_tasks SET group_hold_until = max(coalesce(group_hold_until, 0), ?) WHERE namespace = ? AND name = ?',
     ),
     countLeased: db.prepare(
-      `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_leased
-       WHERE namespace = ? AND task_name = ? AND lease_owner IS NOT NULL`,
+      `SELECT count(*) AS n FROM docket_runs INDEXED BY docket_runs_lease
+       WHERE namespace = ? AND task_name = ? AND lease_expires_at IS NOT NULL`,
     ),
     // A group's runs holding a lease, and its hold.
     groupScope: db.prepare(
-      `SELECT (SELECT count(*) FROM docket_runs INDEXED BY docket_runs_leased
-         WHERE namespace = ? AND task_name = ? AND group_key = ? AND lease_owner IS NOT NULL) AS n,
+      `SELECT (SELECT count(*) FROM docket_runs INDEXED BY docket_runs_lease
+         WHERE namespace = ? AND task_name = ? AND group_key = ? AND lease_expires_at IS NOT NULL) AS n,
        (SELECT hold_until FROM docket_flow_groups WHERE namespace = ? AND task_name = ? AND group_key = ?) AS hold_until`,
     ),
     claimsSince: db.prepare(

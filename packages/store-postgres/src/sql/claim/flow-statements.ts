@@ -49,7 +49,7 @@ type ScopeRow = { leased: string | number; n: string | number; oldest: number | 
 /** The task's runs holding a lease and its claims after `after`. */
 export function taskScopeStatement(t: Tables, namespace: string, task: string, after: number): Statement {
   return {
-    text: `SELECT (SELECT count(*) FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND lease_owner IS NOT NULL) AS leased,
+    text: `SELECT (SELECT count(*) FROM ${t.runs} WHERE namespace = $1 AND task_name = $2 AND lease_expires_at IS NOT NULL) AS leased,
         c.n, c.oldest FROM (SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM ${t.flowClaims}
         WHERE namespace = $1 AND task_name = $2 AND scope = 'task' AND group_key = '' AND at > $3) AS c`,
     params: [namespace, task, after],
@@ -101,7 +101,7 @@ export function groupTurnStatements(
     },
     {
       text: `SELECT group_key, count(*) AS n FROM ${t.runs} WHERE namespace = $1 AND task_name = $2
-        AND lease_owner IS NOT NULL GROUP BY group_key`,
+        AND lease_expires_at IS NOT NULL GROUP BY group_key`,
       params: [namespace, task],
     },
     {
