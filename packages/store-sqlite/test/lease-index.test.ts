@@ -33,7 +33,9 @@ describe('the runs holding a lease, in one index by task and group (a real SQLit
   it('holds exactly the leased runs of each group, which the group limit counts, and none once they settle', async () => {
     const { db, store } = fileStore(cleanups);
     const queue = createQueue({ store, runtime: { concurrency: 8 }, logger: false });
-    cleanups.push(() => queue.close());
+    cleanups.push(async () => {
+      await queue.close();
+    });
     let release = () => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
