@@ -62,6 +62,12 @@ export const docketRuns = sqliteTable(
     parentPage: integer('parent_page'),
     /** A parent's children counter as JSON (`RunRecord.children`), NULL until a page starts children. */
     children: text('children'),
+    /**
+     * 1 when the run is kept in `docket_runs_group_claim` while it is claimable: its task's claims may go group by
+     * group (group limits, or a group hold ever set). Decided at insert from `docket_tasks`, and set on all the task's
+     * runs that may become claimable again when the task starts going by group (`flow/by-group.ts`).
+     */
+    byGroup: integer('by_group').notNull().default(1),
   },
   (t) => [
     // A parent's children by page, in id order (`ctx.children`, `runs.list({ parentRunId })`, the cancel cascade).
@@ -76,10 +82,10 @@ export const docketRuns = sqliteTable(
     index('docket_runs_lease')
       .on(t.namespace, t.taskName, t.groupKey, t.leaseExpiresAt)
       .where(sql`${t.leaseExpiresAt} IS NOT NULL`),
-    // Flow control: each group's claimable runs in claim order.
+    // Flow control: each group's claimable runs in claim order, for the tasks whose claims may go by group.
     index('docket_runs_group_claim')
       .on(t.namespace, t.taskName, t.groupKey, sql`${t.priority} DESC`, t.claimDueAt)
-      .where(sql`${t.claimDueAt} IS NOT NULL`),
+      .where(sql`${t.claimDueAt} IS NOT NULL AND ${t.byGroup} = 1`),
     uniqueIndex('docket_runs_idempotency')
       .on(t.namespace, t.taskName, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} IS NOT NULL`),

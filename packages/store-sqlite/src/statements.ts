@@ -16,6 +16,7 @@ import {
 } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { BatchHooks } from './commit-batcher.js';
+import { BY_GROUP_AT_INSERT } from './flow/by-group.js';
 import { type FlowStatements, flowStatements } from './flow/statements.js';
 import { type CallbackEventStatements, callbackEventStatements } from './sql/callback-events.js';
 import { type ChangeStatements, changeStatements } from './sql/changes.js';
@@ -99,12 +100,15 @@ export class Statements {
     this.selectRunByKey = db.prepare(
       'SELECT * FROM docket_runs WHERE namespace = ? AND task_name = ? AND idempotency_key = ?',
     );
+    // Every insert decides the run's `by_group` from its task's record (`flow/by-group.ts`): two more parameters.
+    const columns = `${RUN_COLUMNS.join(', ')}, by_group`;
     this.insertRunValues = db.prepare(
-      `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO docket_runs (${columns}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}, ${BY_GROUP_AT_INSERT})`,
     );
     const literals: Partial<Record<string, string>> = FRESH_RUN_LITERALS;
+    const fresh = RUN_COLUMNS.map((c) => literals[c] ?? '?').join(', ');
     this.insertFreshRunValues = db.prepare(
-      `INSERT INTO docket_runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map((c) => literals[c] ?? '?').join(', ')})`,
+      `INSERT INTO docket_runs (${columns}) VALUES (${fresh}, ${BY_GROUP_AT_INSERT})`,
     );
     this.insertHistoryValues = db.prepare(
       'INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -142,8 +146,15 @@ export class Statements {
    * fresh runs (`freshRunValues`); the statement holds the others.
    */
   insertRun(run: RunRecord): void {
-    if (isFreshRun(run)) this.insertFreshRunValues.run(freshRunValues(run, this.versions.versionValues(run)));
-    else this.insertRunValues.run(Object.values(this.versions.narrow(runParams(run))));
+    if (isFreshRun(run)) {
+      const values = freshRunValues(run, this.versions.versionValues(run));
+      values.push(run.namespace, run.taskName);
+      this.insertFreshRunValues.run(values);
+    } else {
+      const values: unknown[] = Object.values(this.versions.narrow(runParams(run)));
+      values.push(run.namespace, run.taskName);
+      this.insertRunValues.run(values);
+    }
   }
 
   /** A run from its stored row, the columns its task version decides filled from the version (`TaskVersions`). */

@@ -4,4 +4,7 @@ import { docketEvents, docketHistory, docketRuns } from '../src/schema.js';
 
 const names = (table: Table) => Object.values(getTableColumns(table)).map((column) => column.name);
 
-schemaCodecSuite({ runs: names(docketRuns), history: names(docketHistory), events: names(docketEvents) });
+// `by_group` is the store's own column (which runs the group claim index keeps, `src/flow/by-group.ts`), not the run's.
+const runs = names(docketRuns).filter((name) => name !== 'by_group');
+
+schemaCodecSuite({ runs, history: names(docketHistory), events: names(docketEvents) });

@@ -109,8 +109,9 @@ export function docketWritesLoop(filename, perTransaction, { name, version }) {
 /**
  * Starts `n` runs in `filename` (a Docket file, schema in place) the way `startMany` does, without Docket's
  * JavaScript: per batch of `per` runs, one transaction inserts each run's row as Docket writes it for a plain start
- * (the payload and counters; the definition hash, policy, callback kinds and recovery left `''` to the task version),
- * its first history entry and its feed row. The ceiling for what Docket stores per start.
+ * (the payload and counters; the definition hash, policy, callback kinds and recovery left `''` to the task version;
+ * out of the group claim index, as a task without group limits), its first history entry and its feed row. The
+ * ceiling for what Docket stores per start.
  */
 export function docketStartsLoop(filename, n, per, { name, version }, payload) {
   const db = new Database(filename);
@@ -119,8 +120,8 @@ export function docketStartsLoop(filename, n, per, { name, version }, payload) {
   const insert = db.prepare(
     `INSERT INTO docket_runs (run_id, namespace, task_name, task_version, definition_hash, status, reason, query, page,
      page_failures, business_failures, scheduled_retries, recoveries, revision, due_at, claim_due_at, model_calls_used,
-     input_hash, policy, events, recovery, fence, created_at, updated_at, priority, retries)
-     VALUES (?, 'default', ?, ?, '', 'pending', 'STARTED', ?, 1, 0, 0, 0, 0, 1, ?, ?, 0, '', '', '', '', 0, ?, ?, 0, 0)`,
+     input_hash, policy, events, recovery, fence, created_at, updated_at, priority, retries, by_group)
+     VALUES (?, 'default', ?, ?, '', 'pending', 'STARTED', ?, 1, 0, 0, 0, 0, 1, ?, ?, 0, '', '', '', '', 0, ?, ?, 0, 0, 0)`,
   );
   const history = db.prepare(
     `INSERT INTO docket_history (run_id, seq, at, from_status, to_status, reason, actor)

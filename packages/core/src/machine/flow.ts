@@ -128,6 +128,15 @@ export function claimsByGroup(state: TaskFlowState, now: number): boolean {
   return hasGroupLimits(state.flow) || (state.groupHoldUntil !== null && state.groupHoldUntil > now);
 }
 
+/**
+ * Whether claims of the task may go group by group, now or at any later time without a change to its record: it has
+ * group limits, or a group hold was set on it (a hold time is only ever raised, never cleared). `claimsByGroup` is
+ * true only when this is.
+ */
+export function mayClaimByGroup(state: Pick<TaskFlowState, 'flow' | 'groupHoldUntil'>): boolean {
+  return hasGroupLimits(state.flow) || state.groupHoldUntil !== null;
+}
+
 /** Orders groups for a claim: the least recently claimed first (never claimed before all), then by key. */
 export function compareGroupTurn(
   a: { group: string; lastClaimedAt: number | null },

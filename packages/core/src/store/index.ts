@@ -39,6 +39,7 @@ export {
   type FlowRate,
   type FlowScopeState,
   type GroupTurn,
+  mayClaimByGroup,
   needsFlow,
   type TaskFlow,
   type TaskFlowState,

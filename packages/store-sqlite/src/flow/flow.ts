@@ -14,6 +14,7 @@ import {
   taskValues,
 } from '@docket/core/store';
 import type { Statements } from '../statements.js';
+import { markRunsByGroup } from './by-group.js';
 import { GROUPS_PER_STATEMENT } from './statements.js';
 
 /** A task's record, or `null`. */
@@ -22,8 +23,9 @@ export function selectTask(s: Statements, namespace: string, name: string): Task
   return row === undefined ? null : rowToTask(row);
 }
 
-/** Writes a task's whole record. */
+/** Writes a task's whole record, flagging its runs for the group claim index when it starts to go by group. */
 export function writeTask(s: Statements, task: TaskRecord): void {
+  markRunsByGroup(s.flow.markByGroup, selectTask(s, task.namespace, task.name), task);
   s.flow.upsertTask.run(taskValues(task));
 }
 
@@ -33,6 +35,8 @@ export function applyHold(s: Statements, run: RunRecord, hold: FlowHold): void {
     s.flow.holdTask.run(hold.until, run.namespace, run.taskName);
     return;
   }
+  const task = selectTask(s, run.namespace, run.taskName);
+  if (task !== null) markRunsByGroup(s.flow.markByGroup, task, { ...task, groupHoldUntil: hold.until });
   s.flow.holdGroups.run(hold.until, run.namespace, run.taskName);
   s.flow.holdGroup.run(run.namespace, run.taskName, hold.group, hold.until);
 }

@@ -1,6 +1,7 @@
 import { RUN_COLUMNS, TASK_COLUMNS, type TaskRow } from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import { BOUND_LIMIT } from '../bound-limit.js';
+import { markByGroupStatement } from './by-group.js';
 
 /** Whose claims a `docket_flow_claims` row counts: the task's, or one group's. */
 export type Scope = 'task' | 'group';
@@ -29,6 +30,8 @@ export interface FlowStatements {
   pruneClaims: Database.Statement<[string, string, Scope, number]>;
   touchGroup: Database.Statement<[string, string, string, number]>;
   holdGroup: Database.Statement<[string, string, string, number]>;
+  /** Flags a task's runs for the group claim index (`by-group.ts`). */
+  markByGroup: Database.Statement<[string, string]>;
 }
 
 /** Flow control's statements, prepared once per connection (tables and indexes in `schema.ts`). */
@@ -71,10 +74,10 @@ export function flowStatements(db: Database.Database): FlowStatements {
     claimableGroups: db.prepare(
       `WITH RECURSIVE g(k) AS (
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL)
+           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND by_group = 1)
          UNION ALL
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND group_key > g.k)
+           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND by_group = 1 AND group_key > g.k)
          FROM g WHERE g.k IS NOT NULL)
        SELECT g.k AS group_key, f.last_claimed_at FROM g
        LEFT JOIN docket_flow_groups AS f ON f.namespace = ? AND f.task_name = ? AND f.group_key = g.k
@@ -96,6 +99,7 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `INSERT INTO docket_flow_groups (namespace, task_name, group_key, hold_until) VALUES (?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET hold_until = max(coalesce(hold_until, 0), excluded.hold_until)`,
     ),
+    markByGroup: markByGroupStatement(db),
   };
 }
 
@@ -113,7 +117,7 @@ function groupsDueStatements(db: Database.Database, runColumns: string): FlowSta
   const prepared = new Map<string, Database.Statement<unknown[], unknown[]>>();
   const part = (versions: number) => `SELECT * FROM (SELECT ${runColumns} FROM docket_runs
     INDEXED BY docket_runs_group_claim
-    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL
+    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL AND by_group = 1
       AND task_version IN (${Array.from({ length: versions }, () => '?').join(', ')}) AND claim_due_at <= ?
     ORDER BY priority DESC, claim_due_at ${BOUND_LIMIT})`;
   return (count, versions) => {
