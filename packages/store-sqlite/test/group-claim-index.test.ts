@@ -1,4 +1,5 @@
 import { createQueue, RetryAfterError, type TaskFlow } from '@docket/core';
+import { mayClaimByGroup } from '@docket/core/store';
 import { manualClock, waitForStatus } from '@docket/core/testing';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,24 +50,26 @@ describe('the group claim index keeps only the runs of tasks whose claims may go
     const { db } = fileStore(cleanups);
     db.exec(`CREATE TABLE IF NOT EXISTS docket_tasks (namespace TEXT, name TEXT, flow TEXT, group_hold_until INTEGER)`);
     const insert = db.prepare(`SELECT ${BY_GROUP_AT_INSERT} AS v`);
-    const cases: [string | null, number | null, number][] = [
-      [null, null, 0],
-      ['{"concurrency":3}', null, 0],
-      ['{"rate":{"max":1,"perMs":1000}}', null, 0],
-      ['{"group":{"concurrency":1}}', null, 1],
-      ['{"group":{"rate":{"max":1,"perMs":1000}}}', null, 1],
-      [null, 5, 1],
+    const flows: (TaskFlow | null)[] = [
+      null,
+      { concurrency: 3 },
+      { rate: { max: 1, perMs: 1000 } },
+      { group: { concurrency: 1 } },
+      { group: { rate: { max: 1, perMs: 1000 } } },
     ];
-    for (const [flow, hold, expected] of cases) {
+    const cases = flows.flatMap((flow) => [null, 5].map((groupHoldUntil) => ({ flow, groupHoldUntil })));
+    for (const state of cases) {
       db.exec('DELETE FROM docket_tasks');
       db.prepare('INSERT INTO docket_tasks (namespace, name, flow, group_hold_until) VALUES (?, ?, ?, ?)').run(
         'default',
         'api',
-        flow,
-        hold,
+        state.flow === null ? null : JSON.stringify(state.flow),
+        state.groupHoldUntil,
       );
-      expect((insert.get('default', 'api') as { v: number }).v, `${flow} ${hold}`).toBe(expected);
+      const decided = (insert.get('default', 'api') as { v: number }).v;
+      expect(decided, JSON.stringify(state)).toBe(mayClaimByGroup(state) ? 1 : 0);
     }
+    expect(cases.filter((state) => mayClaimByGroup(state))).toHaveLength(7);
     expect((insert.get('default', 'unknown') as { v: number }).v).toBe(0);
   });
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { runIn } from '../../test/run-fixture.js';
-import { EMPTY_SCOPE, FlowGate, type FlowScopeState, planFlowClaim, type TaskFlowState } from './flow.js';
+import {
+  claimsByGroup,
+  EMPTY_SCOPE,
+  FlowGate,
+  type FlowScopeState,
+  mayClaimByGroup,
+  planFlowClaim,
+  type TaskFlowState,
+} from './flow.js';
 import { transition } from './state-machine.js';
 
 const NOW = 10_000;
@@ -80,6 +88,20 @@ describe('planFlowClaim', () => {
       { group: 'b', take: 1 },
     ]);
     expect(plan).toMatchObject({ mode: 'groups', take: 3, heldBack: null });
+  });
+});
+
+describe('mayClaimByGroup', () => {
+  it('is true whenever claimsByGroup is, at any time, and only for group limits or a group hold', () => {
+    const flows = [null, { concurrency: 2 }, { group: { concurrency: 1 } }, { group: { rate: { max: 1, perMs: 10 } } }];
+    for (const flow of flows) {
+      for (const groupHoldUntil of [null, 1_000]) {
+        const state: TaskFlowState = { flow, paused: false, holdUntil: null, groupHoldUntil };
+        const may = mayClaimByGroup(state);
+        expect(may).toBe(flow?.group !== undefined || groupHoldUntil !== null);
+        for (const now of [0, 999, 1_000, 5_000]) if (claimsByGroup(state, now)) expect(may).toBe(true);
+      }
+    }
   });
 });
 
