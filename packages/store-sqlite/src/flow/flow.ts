@@ -23,9 +23,12 @@ export function selectTask(s: Statements, namespace: string, name: string): Task
   return row === undefined ? null : rowToTask(row);
 }
 
-/** Writes a task's whole record, flagging its runs for the group claim index when it starts to go by group. */
-export function writeTask(s: Statements, task: TaskRecord): void {
-  markRunsByGroup(s.flow.markByGroup, selectTask(s, task.namespace, task.name), task);
+/**
+ * Writes a task's whole record over `current` (the stored one, `null` for none), flagging its runs for the group claim
+ * index when it starts to go by group.
+ */
+export function writeTask(s: Statements, current: TaskRecord | null, task: TaskRecord): void {
+  markRunsByGroup(s.flow.markByGroup, current, task);
   s.flow.upsertTask.run(taskValues(task));
 }
 

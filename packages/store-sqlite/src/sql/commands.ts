@@ -21,7 +21,7 @@ function commandInTransaction<T extends Json>(
   const task = command.taskName === undefined ? null : selectTask(s, namespace, command.taskName);
   const decided = decideCommand(plan, run, event, task);
   if (decided.run !== null) applyWrite(s, decided.run.current, decided.run.write);
-  if (decided.task !== null) writeTask(s, decided.task);
+  if (decided.task !== null) writeTask(s, task, decided.task);
   if (decided.event !== null) writeEvent(s, decided.event.current, decided.event.write);
   s.insertCommand.run(namespace, command.commandId, command.requestHash, JSON.stringify(decided.result), command.now);
   return { result: decided.result, replayed: false, requestHash: command.requestHash };

@@ -37,7 +37,8 @@ export async function registerDefinition(ctx: SqliteContext, definition: Definit
     const existing = s.definitions.selectDefinition.get(definition.namespace, definition.name, definition.version);
     if (existing && existing.hash !== definition.hash) return true;
     const now = Date.now();
-    writeTask(s, registeredTask(selectTask(s, definition.namespace, definition.name), definition, now));
+    const current = selectTask(s, definition.namespace, definition.name);
+    writeTask(s, current, registeredTask(current, definition, now));
     if (existing) return false;
     s.definitions.insertDefinition.run({
       namespace: definition.namespace,
