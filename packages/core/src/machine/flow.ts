@@ -137,13 +137,25 @@ export function mayClaimByGroup(state: Pick<TaskFlowState, 'flow' | 'groupHoldUn
   return hasGroupLimits(state.flow) || state.groupHoldUntil !== null;
 }
 
-/** Orders groups for a claim: the least recently claimed first (never claimed before all), then by key. */
-export function compareGroupTurn(
-  a: { group: string; lastClaimedAt: number | null },
-  b: { group: string; lastClaimedAt: number | null },
-): number {
+/** What orders a group among others for a claim: its key, its last claim and, when the store read it, its head run. */
+export interface GroupOrder {
+  group: string;
+  lastClaimedAt: number | null;
+  /** The id of the run the group gives first (its oldest at its highest priority), when the store read it. */
+  head?: string | null;
+}
+
+/**
+ * Orders groups for a claim: the least recently claimed first (never claimed before all); among groups claimed
+ * alike, the one whose head run was created first (run ids are time-ordered; a group without a head read after those
+ * with one), then by key. Groups taken in the order
+ * their runs came keep a claim's rows together in a table kept in run id order.
+ */
+export function compareGroupTurn(a: GroupOrder, b: GroupOrder): number {
   const at = (a.lastClaimedAt ?? -1) - (b.lastClaimedAt ?? -1);
   if (at !== 0) return at;
+  const [x, y] = [a.head ?? null, b.head ?? null];
+  if (x !== y) return x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
   return a.group < b.group ? -1 : a.group > b.group ? 1 : 0;
 }
 
@@ -155,10 +167,8 @@ export function earlierReopening(a: number | null | undefined, b: number | null)
   return Math.min(a, b);
 }
 
-/** One group with due runs, as a claim sees it: when it was last claimed and its scope's state. */
-export interface GroupTurn {
-  group: string;
-  lastClaimedAt: number | null;
+/** One group with due runs, as a claim sees it: its order (last claim, head run) and its scope's state. */
+export interface GroupTurn extends GroupOrder {
   /** Its scope's state, read when the claim comes to the group (a claim that is full reads no further group). */
   scope(): FlowScopeState;
 }

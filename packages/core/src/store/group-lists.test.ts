@@ -14,6 +14,33 @@ describe('the groups a claim comes to first', () => {
     expect(firstInTurn(groups, 10)).toHaveLength(5);
   });
 
+  it('among groups claimed alike, answers the one whose head run came first, then by key', () => {
+    const groups = [
+      { group_key: 'a', last_claimed_at: null, head_run_id: '0003' },
+      { group_key: 'z', last_claimed_at: null, head_run_id: '0001' },
+      { group_key: 'm', last_claimed_at: 100, head_run_id: '0000' },
+      { group_key: 'k', last_claimed_at: null, head_run_id: '0002' },
+      { group_key: 'b', last_claimed_at: null },
+      { group_key: 'c', last_claimed_at: null },
+    ];
+    // 'b' and 'c' have no head read: after those with one, by key; 'm', claimed, after all of them.
+    expect(firstInTurn(groups, 5).map((group) => group.group_key)).toEqual(['z', 'k', 'a', 'b', 'c']);
+    expect(firstInTurn(groups, 2).map((group) => group.group_key)).toEqual(['z', 'k']);
+  });
+
+  it("keeps each group's head run with its last claim", () => {
+    const lists = new GroupLists();
+    lists.keep('ns', 't', 1000, [
+      { group_key: 'a', last_claimed_at: null, head_run_id: '0002' },
+      { group_key: 'b', last_claimed_at: null, head_run_id: '0001' },
+    ]);
+    lists.touched('ns', 't', ['b'], 1010);
+    expect(lists.kept('ns', 't', 1020)).toEqual([
+      { group_key: 'a', last_claimed_at: null, head_run_id: '0002' },
+      { group_key: 'b', last_claimed_at: 1010, head_run_id: '0001' },
+    ]);
+  });
+
   it('follows the claims this store made since the groups were listed', () => {
     const lists = new GroupLists();
     lists.keep(

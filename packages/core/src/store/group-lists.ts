@@ -6,21 +6,25 @@
  * had no due runs when the list was made is seen (at most `GROUP_LIST_FRESH_MS` later, or at the next short claim).
  */
 
-import { compareGroupTurn } from '../machine/flow.js';
+import { compareGroupTurn, type GroupOrder } from '../machine/flow.js';
 
 /** How long a task's list of groups is used before it is listed again, in milliseconds of the claims' clock. */
 export const GROUP_LIST_FRESH_MS = 1000;
 
-/** One listed group: its key and when it was last claimed (`null`: never). */
+/**
+ * One listed group: its key, when it was last claimed (`null`: never) and, when the store reads it, the id of the run
+ * it gives first (see `compareGroupTurn`).
+ */
 export interface ListedGroup {
   group_key: string;
   last_claimed_at: number | null;
+  head_run_id?: string | null;
 }
 
 interface GroupList {
   listedAt: number;
-  /** Group key to its last claim, as listed and as this connection's claims touched it since. */
-  groups: Map<string, number | null>;
+  /** Group key to its listing, its last claim as this connection's claims touched it since. */
+  groups: Map<string, ListedGroup>;
 }
 
 /** Each task's listed groups, by namespace and task name. */
@@ -48,14 +52,14 @@ export class GroupLists {
   kept(namespace: string, task: string, now: number): ListedGroup[] | undefined {
     const kept = this.lists.get(keyOf(namespace, task));
     if (kept === undefined || now < kept.listedAt || now - kept.listedAt >= GROUP_LIST_FRESH_MS) return undefined;
-    return [...kept.groups].map(([group_key, last_claimed_at]) => ({ group_key, last_claimed_at }));
+    return [...kept.groups.values()].map((group) => ({ ...group }));
   }
 
   /** Keeps the task's groups as listed at `now`. */
   keep(namespace: string, task: string, now: number, listed: readonly ListedGroup[]): void {
     this.lists.set(keyOf(namespace, task), {
       listedAt: now,
-      groups: new Map(listed.map((row) => [row.group_key, row.last_claimed_at])),
+      groups: new Map(listed.map((row) => [row.group_key, { ...row }])),
     });
   }
 
@@ -73,21 +77,27 @@ export class GroupLists {
   touched(namespace: string, task: string, groups: readonly string[], at: number): void {
     const list = this.lists.get(keyOf(namespace, task));
     if (list === undefined) return;
-    for (const group of groups) if (list.groups.has(group)) list.groups.set(group, at);
+    for (const group of groups) {
+      const listed = list.groups.get(group);
+      if (listed !== undefined) listed.last_claimed_at = at;
+    }
   }
 }
 
 const keyOf = (namespace: string, task: string) => `${namespace}\u0000${task}`;
 
+/** A listed group as `compareGroupTurn` orders it. */
+function orderOf(group: ListedGroup): GroupOrder {
+  return { group: group.group_key, lastClaimedAt: group.last_claimed_at, head: group.head_run_id ?? null };
+}
+
 /**
- * The `count` groups a claim comes to first, by what the list knows (least recently claimed first, never claimed before
- * all, then by key): a claim of at most `count` runs takes at least one run of each group it takes from, so it never
+ * The `count` groups a claim comes to first, by what the list knows (the order of `compareGroupTurn`): a claim of at most `count` runs takes at least one run of each group it takes from, so it never
  * needs the scopes of more groups than that.
  */
 export function firstInTurn(groups: readonly ListedGroup[], count: number): ListedGroup[] {
   if (groups.length <= count) return [...groups];
-  const order = (group: ListedGroup) => ({ group: group.group_key, lastClaimedAt: group.last_claimed_at });
-  return [...groups].sort((a, b) => compareGroupTurn(order(a), order(b))).slice(0, count);
+  return [...groups].sort((a, b) => compareGroupTurn(orderOf(a), orderOf(b))).slice(0, count);
 }
 
 /**

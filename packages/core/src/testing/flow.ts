@@ -126,6 +126,24 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(new Set(rest.map((run) => run.group)).size).toBe(15);
     });
 
+    it('takes the least recently claimed group first, and among groups never claimed the one whose run came first', async () => {
+      const h = await area.harness();
+      const definition = { name: 'turns', version: '1', flow: { group: { concurrency: 5 } } };
+      const { task } = await area.open(h.store, definition, undefined, { runtime: { mode: 'producer' } });
+      const claim = async (now: number) =>
+        (await h.store.claimDue(workerClaim([{ name: 'turns', version: '1' }], 1, now).request)).map(
+          (run) => run.group,
+        );
+      // Started in this order, so the group keys' order ('a', 'm', 'z') is not the order of their first runs.
+      await task.startMany(['z', 'a', 'm', 'z'].map((group, i) => ({ query: { i }, group })));
+      const t = Date.now() + 1000;
+      expect(await claim(t)).toEqual(['z']);
+      // 'z' was claimed: the groups never claimed go before it, in the order of their runs.
+      expect(await claim(t + 1)).toEqual(['a']);
+      expect(await claim(t + 2)).toEqual(['m']);
+      expect(await claim(t + 3)).toEqual(['z']);
+    });
+
     it('a group at its rate never holds back another group', async () => {
       const { task } = await twoConsumers({ group: { rate: { max: 1, perMs: 60_000 } } }, 1);
       const first = await task.startMany([

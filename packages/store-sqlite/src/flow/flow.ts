@@ -77,13 +77,12 @@ export function sqliteFlowReader(
       return { leased, claimsInWindow: claims?.n ?? 0, oldestClaimAt: claims?.oldest ?? null, holdUntil: null };
     },
     groupTurns(task, _versions, rate, after): GroupTurn[] {
-      const listed = s.groupLists.groups(namespace, task, now, () =>
-        s.flow.claimableGroups.all(namespace, task, namespace, task, namespace, task),
-      );
+      const listed = s.groupLists.groups(namespace, task, now, () => s.flow.claimableGroups.all({ namespace, task }));
       if (listed.kept) kept.add(task);
       return listed.groups.map((row) => ({
         group: row.group_key,
         lastClaimedAt: row.last_claimed_at,
+        head: row.head_run_id ?? null,
         scope: () => {
           const claims =
             rate === undefined ? undefined : s.flow.groupClaimsSince.get(namespace, task, row.group_key, after);

@@ -21,8 +21,8 @@ export interface FlowStatements {
   claimsSince: Database.Statement<[string, string, number], ClaimsRow>;
   groupClaimsSince: Database.Statement<[string, string, string, number], ClaimsRow>;
   claimableGroups: Database.Statement<
-    [string, string, string, string, string, string],
-    { group_key: string; last_claimed_at: number | null }
+    [{ namespace: string; task: string }],
+    { group_key: string; last_claimed_at: number | null; head_run_id: string | null }
   >;
   /** The due runs of `count` groups and `versions` versions, in claim order up to limits (see `groupsDueStatements`). */
   groupsDue: (count: number, versions: number) => Database.Statement<unknown[], unknown[]>;
@@ -70,17 +70,22 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `SELECT coalesce(sum(n), 0) AS n, min(at) AS oldest FROM docket_flow_claims
        WHERE namespace = ? AND task_name = ? AND scope = 'group' AND group_key = ? AND at > ?`,
     ),
-    // The groups with claimable runs, one index seek each (a loose index scan), with their last claim and hold.
+    // The groups with claimable runs, one index seek each (a loose index scan), with their head run (the first entry
+    // of each group's range), last claim and hold.
     claimableGroups: db.prepare(
       `WITH RECURSIVE g(k) AS (
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND by_group = 1)
+           WHERE namespace = @namespace AND task_name = @task AND claim_due_at IS NOT NULL AND by_group = 1)
          UNION ALL
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = ? AND task_name = ? AND claim_due_at IS NOT NULL AND by_group = 1 AND group_key > g.k)
+           WHERE namespace = @namespace AND task_name = @task AND claim_due_at IS NOT NULL AND by_group = 1 AND group_key > g.k)
          FROM g WHERE g.k IS NOT NULL)
-       SELECT g.k AS group_key, f.last_claimed_at FROM g
-       LEFT JOIN docket_flow_groups AS f ON f.namespace = ? AND f.task_name = ? AND f.group_key = g.k
+       SELECT g.k AS group_key, f.last_claimed_at,
+         (SELECT run_id FROM docket_runs INDEXED BY docket_runs_group_claim
+           WHERE namespace = @namespace AND task_name = @task AND group_key = g.k AND claim_due_at IS NOT NULL AND by_group = 1
+           ORDER BY priority DESC, claim_due_at LIMIT 1) AS head_run_id
+       FROM g
+       LEFT JOIN docket_flow_groups AS f ON f.namespace = @namespace AND f.task_name = @task AND f.group_key = g.k
        WHERE g.k IS NOT NULL`,
     ),
     groupsDue: groupsDueStatements(db, runColumns),

@@ -12,6 +12,11 @@ function leased(run: RunRecord): boolean {
   return run.status === 'running' || run.status === 'pausing';
 }
 
+/** Orders two runs as a claim takes them, then by run id. */
+function compareRuns(a: RunRecord, b: RunRecord): number {
+  return compareClaimOrder(claimRankOf(a), claimRankOf(b)) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
+}
+
 function scopeOf(times: readonly number[] | undefined, after: number, leasedRuns: number, holdUntil: number | null) {
   const inWindow = (times ?? []).filter((t) => t > after);
   const scope: FlowScopeState = {
@@ -34,17 +39,22 @@ export function memoryFlowReader(m: MemoryState, namespace: string, now: number)
     },
     groupTurns(task, versions, _rate, after, at): GroupTurn[] {
       const runs = runsOf(task);
-      const due = new Set<string>();
+      // Each group with due runs, and its head: the run it gives first.
+      const due = new Map<string, RunRecord>();
       for (const run of runs) {
-        if (versions.includes(run.taskVersion) && isClaimableAt(run, at)) due.add(run.group ?? DEFAULT_GROUP);
+        if (!versions.includes(run.taskVersion) || !isClaimableAt(run, at)) continue;
+        const group = run.group ?? DEFAULT_GROUP;
+        const head = due.get(group);
+        if (head === undefined || compareRuns(run, head) < 0) due.set(group, run);
       }
-      return [...due].map((group) => {
+      return [...due].map(([group, head]) => {
         const stored = m.groups.get(groupKey(namespace, task, group));
         const held = runs.filter((run) => (run.group ?? DEFAULT_GROUP) === group && leased(run)).length;
         const times = m.flowClaims.get(claimsKey(namespace, task, group));
         return {
           group,
           lastClaimedAt: stored?.lastClaimedAt ?? null,
+          head: head.runId,
           scope: () => scopeOf(times, after, held, stored?.holdUntil ?? null),
         };
       });
@@ -53,7 +63,7 @@ export function memoryFlowReader(m: MemoryState, namespace: string, now: number)
       return runsOf(task)
         .filter((run) => versions.includes(run.taskVersion) && isClaimableAt(run, now))
         .filter((run) => group === null || (run.group ?? DEFAULT_GROUP) === group)
-        .sort((a, b) => compareClaimOrder(claimRankOf(a), claimRankOf(b)))
+        .sort(compareRuns)
         .slice(0, limit);
     },
   };

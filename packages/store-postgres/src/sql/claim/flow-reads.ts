@@ -51,8 +51,15 @@ export function scopeReads(
   const { namespace, now } = request;
   // From the kept list, the scopes of only the groups a claim of `request.limit` runs may come to.
   const keptList = reads.groups ? ctx.groupLists.kept(namespace, name, now) : undefined;
-  const kept = keptList && firstInTurn(keptList, request.limit).map((group) => group.group_key);
-  const turnsOf = (keys: readonly string[]) => groupTurnStatements(ctx.tables, namespace, name, reads.groupAfter, keys);
+  const kept = keptList && firstInTurn(keptList, request.limit);
+  const turnsOf = (groups: readonly ListedGroup[]) =>
+    groupTurnStatements(
+      ctx.tables,
+      namespace,
+      name,
+      reads.groupAfter,
+      groups.map((group) => group.group_key),
+    );
   const statements = reads.task ? [taskScopeStatement(ctx.tables, namespace, name, reads.taskAfter)] : [];
   if (kept !== undefined) statements.push(...turnsOf(kept));
   else if (reads.groups) statements.push(groupListStatement(ctx.tables, namespace, name));
@@ -64,9 +71,13 @@ export function scopeReads(
     else if (reads.groups) {
       // Listed, every group's turn is read once, and the list is kept with their last claims: the claims that use
       // the kept list read only the first groups in turn by it.
-      const keys = ((rest[0] ?? []) as ListedGroup[]).map((group) => group.group_key);
-      turns = groupTurnsOf(keys, await read(turnsOf(keys)));
-      const listed = turns.map((turn) => ({ group_key: turn.group, last_claimed_at: turn.lastClaimedAt }));
+      const groups = (rest[0] ?? []) as ListedGroup[];
+      turns = groupTurnsOf(groups, await read(turnsOf(groups)));
+      const listed = turns.map((turn) => ({
+        group_key: turn.group,
+        last_claimed_at: turn.lastClaimedAt,
+        head_run_id: turn.head ?? null,
+      }));
       ctx.groupLists.keep(namespace, name, now, listed);
     }
     return { name, versions, state, scope, turns, keptGroups: kept !== undefined };
@@ -75,22 +86,25 @@ export function scopeReads(
 }
 
 /**
- * Updates the kept groups after a claim of at most `limit` read `rows`: a group read without a due run is left out
- * until the groups are listed again, and a claim from the kept list that came back short lists them again next time
- * (a group may have got due runs since). The statement reads the groups in turn until the claim is full, so a group
- * after the last one it took from may not have been read.
+ * Updates the kept groups after a claim at `request.now` of at most `limit` read `rows`: the groups it took from are
+ * claimed at that time (the order of the next claims); a group read without a due run is left out until the groups
+ * are listed again, and a claim from the kept list that came back short lists them again next time (a group may have
+ * got due runs since). The statement reads the groups in turn until the claim is full, so a group after the last one
+ * it took from may not have been read.
  */
 export function noteGroups(
   ctx: PgContext,
-  namespace: string,
+  request: Pick<SelectRequest, 'namespace' | 'now'>,
   task: LockedTask,
   plan: FlowClaimPlan,
   rows: readonly { group_key: string }[],
   limit: number,
 ): void {
+  const { namespace } = request;
   if (task.keptGroups && rows.length < limit) ctx.groupLists.forget(namespace, task.name);
   if (plan.mode !== 'groups') return;
   const found = new Set(rows.map((row) => row.group_key));
+  ctx.groupLists.touched(namespace, task.name, [...found], request.now);
   for (const group of groupsFoundEmpty(plan.groups, found, rows.length >= plan.take)) {
     ctx.groupLists.drop(namespace, task.name, group);
   }

@@ -7,6 +7,7 @@ import {
   type FlowScopeState,
   type GroupTurn,
   holdsLeaseAfter,
+  type ListedGroup,
   type RunRecord,
   type RunRow,
   recordFlowClaims,
@@ -65,7 +66,7 @@ export function taskScopeOf(rows: readonly unknown[]): FlowScopeState {
 
 /**
  * The task's groups with claimable runs, one index seek each (a loose index scan of `docket_runs_group_claim`), not a
- * scan of the due runs: the listing that `GroupLists` keeps.
+ * scan of the due runs, each with its head run (one more seek): the listing that `GroupLists` keeps.
  */
 export function groupListStatement(t: Tables, namespace: string, task: string): Statement {
   return {
@@ -76,7 +77,10 @@ export function groupListStatement(t: Tables, namespace: string, task: string): 
           SELECT (SELECT r.group_key FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2
             AND r.claim_due_at IS NOT NULL AND r.group_key > k.group_key ORDER BY r.group_key LIMIT 1)
           FROM k WHERE k.group_key IS NOT NULL)
-        SELECT group_key, NULL::double precision AS last_claimed_at FROM k WHERE group_key IS NOT NULL`,
+        SELECT group_key, NULL::double precision AS last_claimed_at,
+          (SELECT r.run_id FROM ${t.runs} r WHERE r.namespace = $1 AND r.task_name = $2 AND r.group_key = k.group_key
+            AND r.claim_due_at IS NOT NULL ORDER BY r.priority DESC, r.claim_due_at LIMIT 1) AS head_run_id
+        FROM k WHERE group_key IS NOT NULL`,
     params: [namespace, task],
   };
 }
@@ -119,19 +123,20 @@ export function groupTurnStatements(
 type GroupRow = { group_key: string; last_claimed_at: number | null; hold_until: number | null };
 type CountRow = { group_key: string; n: string | number; oldest?: number | null };
 
-/** The turns of the groups `keys` from the rows of `groupTurnStatements`, in their order. */
-export function groupTurnsOf(keys: readonly string[], rows: readonly unknown[][]): GroupTurn[] {
+/** The turns of the `listed` groups from the rows of `groupTurnStatements`, in their order. */
+export function groupTurnsOf(listed: readonly ListedGroup[], rows: readonly unknown[][]): GroupTurn[] {
   const byKey = <R extends { group_key: string }>(list: unknown[] | undefined) =>
     new Map(((list ?? []) as R[]).map((row) => [row.group_key, row]));
   const groups = byKey<GroupRow>(rows[0]);
   const leased = byKey<CountRow>(rows[1]);
   const claims = byKey<CountRow>(rows[2]);
-  return keys.map((group) => {
+  return listed.map(({ group_key: group, head_run_id }) => {
     const row = groups.get(group);
     const claimed = claims.get(group);
     return {
       group,
       lastClaimedAt: row?.last_claimed_at ?? null,
+      head: head_run_id ?? null,
       scope: () => ({
         leased: Number(leased.get(group)?.n ?? 0),
         claimsInWindow: Number(claimed?.n ?? 0),

@@ -69,7 +69,7 @@ export async function flowClaimIn(
     const plan = planFor({ ...request, limit }, task);
     const reads = dueStatements(ctx.tables, request, task.name, task.versions, plan);
     const rows = takenRows(plan, (await read(reads)) as RunRow[][]);
-    noteGroups(ctx, request.namespace, task, plan, rows, limit);
+    noteGroups(ctx, request, task, plan, rows, limit);
     await ctx.tables.versions.load(queryOn(tx), rows);
     const writes = plannedWrites(ctx.tables.versions, request, rows);
     await applyLockedWrites(tx, ctx.tables, writes);
@@ -192,7 +192,7 @@ async function claimPlainly(
 ): Promise<PendingWrite[] | null> {
   const plan = planFor(request, task);
   if (plan.take === 0 || (plan.mode === 'groups' && plan.groups.length === 0)) {
-    noteGroups(ctx, request.namespace, task, plan, [], request.limit);
+    noteGroups(ctx, request, task, plan, [], request.limit);
     return [];
   }
   const tasks = task.versions.map((version) => ({ name: task.name, version }));
@@ -201,7 +201,7 @@ async function claimPlainly(
   const shared = ctx.sharedColumns.expected(taking);
   const statement = plainClaimStatement(ctx.tables, taking, claim, shared, hold, source);
   const [rows = []] = await sendParts(send, [preparedCall(statement)]);
-  noteGroups(ctx, request.namespace, task, plan, rows as PlainClaimRow[], request.limit);
+  noteGroups(ctx, request, task, plan, rows as PlainClaimRow[], request.limit);
   const result = await planPlainClaims(
     taking,
     claim,
