@@ -148,8 +148,8 @@ export interface GroupOrder {
 /**
  * Orders groups for a claim: the least recently claimed first (never claimed before all); among groups claimed
  * alike, the one whose head run was created first (run ids are time-ordered; a group without a head read after those
- * with one), then by key. Groups taken in the order
- * their runs came keep a claim's rows together in a table kept in run id order.
+ * with one), then by key. Groups taken in the order their runs came keep a claim's rows together in a table kept in
+ * run id order.
  */
 export function compareGroupTurn(a: GroupOrder, b: GroupOrder): number {
   const at = (a.lastClaimedAt ?? -1) - (b.lastClaimedAt ?? -1);

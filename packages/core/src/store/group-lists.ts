@@ -92,8 +92,9 @@ function orderOf(group: ListedGroup): GroupOrder {
 }
 
 /**
- * The `count` groups a claim comes to first, by what the list knows (the order of `compareGroupTurn`): a claim of at most `count` runs takes at least one run of each group it takes from, so it never
- * needs the scopes of more groups than that.
+ * The `count` groups a claim comes to first, by what the list knows (the order of `compareGroupTurn`): a claim of at
+ * most `count` runs takes at least one run of each group it takes from, so it never needs the scopes of more groups
+ * than that.
  */
 export function firstInTurn(groups: readonly ListedGroup[], count: number): ListedGroup[] {
   if (groups.length <= count) return [...groups];
