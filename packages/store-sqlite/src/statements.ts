@@ -146,15 +146,13 @@ export class Statements {
    * fresh runs (`freshRunValues`); the statement holds the others.
    */
   insertRun(run: RunRecord): void {
-    if (isFreshRun(run)) {
-      const values = freshRunValues(run, this.versions.versionValues(run));
-      values.push(run.namespace, run.taskName);
-      this.insertFreshRunValues.run(values);
-    } else {
-      const values: unknown[] = Object.values(this.versions.narrow(runParams(run)));
-      values.push(run.namespace, run.taskName);
-      this.insertRunValues.run(values);
-    }
+    const fresh = isFreshRun(run);
+    const values: unknown[] = fresh
+      ? freshRunValues(run, this.versions.versionValues(run))
+      : Object.values(this.versions.narrow(runParams(run)));
+    // The two parameters of `BY_GROUP_AT_INSERT`.
+    values.push(run.namespace, run.taskName);
+    (fresh ? this.insertFreshRunValues : this.insertRunValues).run(values);
   }
 
   /** A run from its stored row, the columns its task version decides filled from the version (`TaskVersions`). */

@@ -8,6 +8,12 @@ export type Scope = 'task' | 'group';
 type ClaimsRow = { n: number; oldest: number | null };
 type GroupScopeRow = { n: number; hold_until: number | null };
 
+/**
+ * The predicate of `docket_runs_group_claim` (`schema.ts`): a read of the index must state it, or SQLite cannot use
+ * the partial index.
+ */
+const GROUP_CLAIMABLE = 'claim_due_at IS NOT NULL AND by_group = 1';
+
 /** The statements `flowStatements` prepares. */
 export interface FlowStatements {
   selectTask: Database.Statement<[string, string], TaskRow>;
@@ -71,18 +77,18 @@ export function flowStatements(db: Database.Database): FlowStatements {
        WHERE namespace = ? AND task_name = ? AND scope = 'group' AND group_key = ? AND at > ?`,
     ),
     // The groups with claimable runs, one index seek each (a loose index scan), with their head run (the first entry
-    // of each group's range), last claim and hold.
+    // of each group's range, one more seek) and last claim.
     claimableGroups: db.prepare(
       `WITH RECURSIVE g(k) AS (
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = @namespace AND task_name = @task AND claim_due_at IS NOT NULL AND by_group = 1)
+           WHERE namespace = @namespace AND task_name = @task AND ${GROUP_CLAIMABLE})
          UNION ALL
          SELECT (SELECT min(group_key) FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = @namespace AND task_name = @task AND claim_due_at IS NOT NULL AND by_group = 1 AND group_key > g.k)
+           WHERE namespace = @namespace AND task_name = @task AND ${GROUP_CLAIMABLE} AND group_key > g.k)
          FROM g WHERE g.k IS NOT NULL)
        SELECT g.k AS group_key, f.last_claimed_at,
          (SELECT run_id FROM docket_runs INDEXED BY docket_runs_group_claim
-           WHERE namespace = @namespace AND task_name = @task AND group_key = g.k AND claim_due_at IS NOT NULL AND by_group = 1
+           WHERE namespace = @namespace AND task_name = @task AND group_key = g.k AND ${GROUP_CLAIMABLE}
            ORDER BY priority DESC, claim_due_at LIMIT 1) AS head_run_id
        FROM g
        LEFT JOIN docket_flow_groups AS f ON f.namespace = @namespace AND f.task_name = @task AND f.group_key = g.k
@@ -122,7 +128,7 @@ function groupsDueStatements(db: Database.Database, runColumns: string): FlowSta
   const prepared = new Map<string, Database.Statement<unknown[], unknown[]>>();
   const part = (versions: number) => `SELECT * FROM (SELECT ${runColumns} FROM docket_runs
     INDEXED BY docket_runs_group_claim
-    WHERE namespace = ? AND task_name = ? AND group_key = ? AND claim_due_at IS NOT NULL AND by_group = 1
+    WHERE namespace = ? AND task_name = ? AND group_key = ? AND ${GROUP_CLAIMABLE}
       AND task_version IN (${Array.from({ length: versions }, () => '?').join(', ')}) AND claim_due_at <= ?
     ORDER BY priority DESC, claim_due_at ${BOUND_LIMIT})`;
   return (count, versions) => {
