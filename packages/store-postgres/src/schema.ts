@@ -319,7 +319,9 @@ export const docketFlowGroups = pgTable(
 
 /**
  * The claims a rate limit counts, kept only for the rate's window: `n` claims of one scope at one time (a claim's
- * runs share its time), `scope` being `task` (then `group_key` is `''`) or `group`.
+ * runs share its time), `scope` being `task` (then `group_key` is `''`) or `group`. A claim reads one group's claims
+ * by the primary key; `docket_flow_claims_at` orders a scope's claims by time, so a claim's prune deletes the old
+ * ones as one range instead of reading every group's claims kept.
  */
 export const docketFlowClaims = pgTable(
   'docket_flow_claims',
@@ -331,5 +333,8 @@ export const docketFlowClaims = pgTable(
     at: doublePrecision('at').notNull(),
     n: integer('n').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.namespace, t.taskName, t.scope, t.groupKey, t.at] })],
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.taskName, t.scope, t.groupKey, t.at] }),
+    index('docket_flow_claims_at').on(t.namespace, t.taskName, t.scope, t.at),
+  ],
 );

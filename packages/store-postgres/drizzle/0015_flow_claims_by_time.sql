@@ -1,0 +1,1 @@
+CREATE INDEX "docket_flow_claims_at" ON "docket_flow_claims" USING btree ("namespace","task_name","scope","at");
