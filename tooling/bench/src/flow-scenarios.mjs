@@ -28,12 +28,32 @@ async function fill(store, n, flow, groups, blocks = false) {
 }
 
 /**
- * Processes n no-op runs at `concurrency` with `flow` on the task (none: the plain claim), in `groups` groups (started
- * in turn, or in `blocks`), and answers runs processed per second.
+ * Adds `count` claims of the task's groups to `docket_flow_claims`, as a minute of claims leaves them (1,000 groups,
+ * spread over the minute before `now`): past the rate's window of a second, so no claim counts them, and kept, so
+ * every prune of the group claims must pass them by.
  */
-async function flowProcess({ n, concurrency, flow, groups = 0, blocks = false }) {
+async function keepClaims(fresh, count, now) {
+  const values = [];
+  for (let i = 0; i < count; i++) {
+    values.push(`('default', 'noop', 'group', 'k${i % 1000}', ${Math.round(now - 59_000 + (i * 58_000) / count)}, 1)`);
+  }
+  for (let i = 0; i < values.length; i += 1000) {
+    const rows = values.slice(i, i + 1000).join(', ');
+    await fresh.exec(
+      `INSERT INTO {t}docket_flow_claims (namespace, task_name, scope, group_key, at, n) VALUES ${rows}`,
+    );
+  }
+}
+
+/**
+ * Processes n no-op runs at `concurrency` with `flow` on the task (none: the plain claim), in `groups` groups (started
+ * in turn, or in `blocks`), with `keptClaims` claims of other groups kept from the minute before, and answers runs
+ * processed per second.
+ */
+async function flowProcess({ n, concurrency, flow, groups = 0, blocks = false, keptClaims = 0 }) {
   const fresh = await freshStore(url, 'flow');
   await fill(fresh.open(), n, flow, groups, blocks);
+  if (keptClaims > 0) await keepClaims(fresh, keptClaims, Date.now());
   const all = latch();
   let done = 0;
   const queue = createQueue({ store: fresh.open(), runtime: { mode: 'consumer', concurrency } });
