@@ -321,7 +321,9 @@ export const docketFlowGroups = pgTable(
  * The claims a rate limit counts, kept only for the rate's window: `n` claims of one scope at one time (a claim's
  * runs share its time), `scope` being `task` (then `group_key` is `''`) or `group`. A claim reads one group's claims
  * by the primary key; `docket_flow_claims_at` orders a scope's claims by time, so a claim's prune deletes the old
- * ones as one range instead of reading every group's claims kept.
+ * ones as one range instead of reading every group's claims kept. Every row has `n > 0`: the index is partial on it so
+ * that only a statement that says so (the prune) can read it, and a planner never takes it for a group's claims, which
+ * it would have to filter by group.
  */
 export const docketFlowClaims = pgTable(
   'docket_flow_claims',
@@ -335,6 +337,6 @@ export const docketFlowClaims = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.namespace, t.taskName, t.scope, t.groupKey, t.at] }),
-    index('docket_flow_claims_at').on(t.namespace, t.taskName, t.scope, t.at),
+    index('docket_flow_claims_at').on(t.namespace, t.taskName, t.scope, t.at).where(sql`${t.n} > 0`),
   ],
 );

@@ -1,1 +1,1 @@
-CREATE INDEX `docket_flow_claims_at` ON `docket_flow_claims` (`namespace`,`task_name`,`scope`,`at`);
+CREATE INDEX `docket_flow_claims_at` ON `docket_flow_claims` (`namespace`,`task_name`,`scope`,`at`) WHERE "docket_flow_claims"."n" > 0;

@@ -99,8 +99,9 @@ export function flowStatements(db: Database.Database): FlowStatements {
       `INSERT INTO docket_flow_claims (namespace, task_name, scope, group_key, at, n) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT DO UPDATE SET n = n + excluded.n`,
     ),
+    // `n > 0` (every row) lets the prune read the partial time index `docket_flow_claims_at` (`schema.ts`).
     pruneClaims: db.prepare(
-      'DELETE FROM docket_flow_claims WHERE namespace = ? AND task_name = ? AND scope = ? AND at <= ?',
+      'DELETE FROM docket_flow_claims WHERE namespace = ? AND task_name = ? AND scope = ? AND at <= ? AND n > 0',
     ),
     touchGroup: db.prepare(
       `INSERT INTO docket_flow_groups (namespace, task_name, group_key, last_claimed_at) VALUES (?, ?, ?, ?)

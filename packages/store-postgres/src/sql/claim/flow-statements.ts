@@ -198,8 +198,9 @@ export function recordStatements(
       claims.counts.push(count);
     },
     prune(_task: string, groups: boolean, before: number) {
+      // `n > 0` (every row) lets the prune read the partial time index `docket_flow_claims_at` (`schema.ts`).
       statements.push({
-        text: `DELETE FROM ${t.flowClaims} WHERE namespace = $1 AND task_name = $2 AND scope = $3 AND at <= $4`,
+        text: `DELETE FROM ${t.flowClaims} WHERE namespace = $1 AND task_name = $2 AND scope = $3 AND at <= $4 AND n > 0`,
         params: [namespace, task, groups ? 'group' : 'task', before],
       });
     },
