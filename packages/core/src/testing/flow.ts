@@ -144,6 +144,25 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(await claim(t + 3)).toEqual(['z']);
     });
 
+    it("collect forgets a group's last claim before retention's cutoff: the group goes in turn as one never claimed", async () => {
+      const h = await area.harness();
+      const definition = { name: 'idle', version: '1', flow: { group: { concurrency: 5 } } };
+      const { task } = await area.open(h.store, definition, undefined, { runtime: { mode: 'producer' } });
+      const claim = async (now: number) =>
+        (await h.store.claimDue(workerClaim([{ name: 'idle', version: '1' }], 1, now).request)).map((run) => run.group);
+      const collect = (runsBefore: number) =>
+        h.store.collect({ namespace: 'default', runsBefore, deadLettersBefore: 0, limit: 100, after: null });
+      await task.startMany(['z', 'z', 'z', 'a'].map((group, i) => ({ query: { i }, group })));
+      const t = Date.now() + 1000;
+      expect(await claim(t)).toEqual(['z']);
+      // Claimed before the cutoff, 'z' is forgotten: its next run was started before 'a''s, so it goes first again.
+      await collect(t + 1);
+      expect(await claim(t + 2000)).toEqual(['z']);
+      // Claimed at the cutoff, 'z' is kept: 'a', never claimed, goes before it although its run came later.
+      await collect(t + 2000);
+      expect(await claim(t + 4000)).toEqual(['a']);
+    });
+
     it('a group at its rate never holds back another group', async () => {
       const { task } = await twoConsumers({ group: { rate: { max: 1, perMs: 60_000 } } }, 1);
       const first = await task.startMany([

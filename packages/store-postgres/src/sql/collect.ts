@@ -5,7 +5,8 @@ import { rowsOf } from '../writes/run-writes.js';
 
 /**
  * `Store.collect`: deletes terminal runs older than retention whose callbacks are settled (with their history and
- * delivered events), delivered events and dead letters past retention, old command receipts and settle counts.
+ * delivered events), delivered events and dead letters past retention, old command receipts and settle counts, and
+ * flow groups idle since retention's cutoff.
  */
 export function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
   const { runs, history, events, commands } = ctx.q;
@@ -52,6 +53,15 @@ export function collect(ctx: PgContext, request: CollectRequest): Promise<Collec
     await tx.execute(
       sql`DELETE FROM ${ctx.q.settledMinutes} WHERE namespace = ${request.namespace} AND minute < ${request.runsBefore}::double precision`,
     );
+    // Once per pass over the runs (its first call): groups neither claimed nor held since retention's cutoff order as
+    // groups never claimed, so their rows go (a group key per tenant adds up over time).
+    if (request.after === null) {
+      await tx.execute(
+        sql`DELETE FROM ${sql.raw(ctx.tables.flowGroups)} WHERE namespace = ${request.namespace}
+            AND coalesce(last_claimed_at, 0) < ${request.runsBefore}::double precision
+            AND coalesce(hold_until, 0) < ${request.runsBefore}::double precision`,
+      );
+    }
     const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;
     return { ...counts, next };
   });

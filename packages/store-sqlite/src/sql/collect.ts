@@ -16,6 +16,7 @@ export interface CollectStatements {
   deleteDeadLetters: Database.Statement<[string, number]>;
   deleteCommands: Database.Statement<[string, number]>;
   deleteSettledMinutes: Database.Statement<[string, number]>;
+  deleteIdleGroups: Database.Statement<[string, number, number]>;
 }
 
 /** Retention's statements, prepared once per connection. */
@@ -42,6 +43,11 @@ export function collectStatements(db: Database.Database): CollectStatements {
     /** Deletes a namespace's settled-per-minute counts before a time. */
     deleteSettledMinutes: db.prepare<[string, number]>(
       'DELETE FROM docket_settled_minutes WHERE namespace = ? AND minute < ?',
+    ),
+    // A group's row keeps its last claim (the order of groups in turn) and its hold: one neither claimed nor held since
+    // retention's cutoff orders as a group never claimed, so its row goes (a group key per tenant adds up over time).
+    deleteIdleGroups: db.prepare<[string, number, number]>(
+      `DELETE FROM docket_flow_groups WHERE namespace = ? AND coalesce(last_claimed_at, 0) < ? AND coalesce(hold_until, 0) < ?`,
     ),
   };
 }
@@ -71,6 +77,8 @@ function collectInTransaction(s: Statements, request: CollectRequest): CollectRe
   counts.deadLetters += s.collect.deleteDeadLetters.run(request.namespace, request.deadLettersBefore).changes;
   s.collect.deleteCommands.run(request.namespace, request.runsBefore);
   s.collect.deleteSettledMinutes.run(request.namespace, request.runsBefore);
+  // Once per pass over the runs (its first call): the statement reads all of the namespace's groups.
+  if (request.after === null) s.collect.deleteIdleGroups.run(request.namespace, request.runsBefore, request.runsBefore);
   const next = rows.length === request.limit ? (rows.at(-1)?.run_id ?? null) : null;
   return { ...counts, next };
 }

@@ -5,7 +5,7 @@ import { key, type MemoryState } from './state.js';
 
 /**
  * `Store.collect`: terminal runs past retention whose callbacks are settled (with their history, key and delivered
- * events), delivered events and dead letters past retention, and old receipts.
+ * events), delivered events and dead letters past retention, old receipts, and flow groups idle since the cutoff.
  */
 export function collect(m: MemoryState, request: CollectRequest): Promise<CollectResult> {
   return m.exclusive(() => {
@@ -32,6 +32,15 @@ export function collect(m: MemoryState, request: CollectRequest): Promise<Collec
     collectEvents(m, request, counts);
     for (const [k, receipt] of m.commands) {
       if (k.startsWith(`${request.namespace}\u0000`) && receipt.createdAt < request.runsBefore) m.commands.delete(k);
+    }
+    // Groups neither claimed nor held since retention's cutoff order as groups never claimed: their entries go.
+    if (request.after === null) {
+      for (const [k, group] of m.groups) {
+        if (!k.startsWith(`${request.namespace}\u0000`)) continue;
+        if ((group.lastClaimedAt ?? 0) < request.runsBefore && (group.holdUntil ?? 0) < request.runsBefore) {
+          m.groups.delete(k);
+        }
+      }
     }
     const next = candidates.length === request.limit ? (candidates.at(-1)?.[1].runId ?? null) : null;
     return { ...counts, next };
