@@ -1,19 +1,11 @@
 import { createQueue } from '@docket/core';
-import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@docket/core/store';
+import { workerClaim } from '@docket/core/conformance';
+import type { TaskKey } from '@docket/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { flowStatements } from '../src/flow/statements.js';
 import { fileStore } from './helpers.js';
 
-const ACTOR = 'worker:prune';
-const LEASE_MS = 120_000;
 const task: TaskKey = { name: 'rated', version: '1' };
-
-/** A claim request at `now` as the worker loop makes it (core's `planClaim`). */
-function claimRequest(limit: number, now: number): SelectRequest {
-  const plainClaim: PlainClaim = { actor: ACTOR, leaseExpiresAt: now + LEASE_MS, at: new Date(now).toISOString() };
-  const plan = (run: Parameters<SelectRequest['plan']>[0]) => planClaim(run, ACTOR, LEASE_MS, now);
-  return { namespace: 'default', tasks: [task], limit, now, plainClaim, plan };
-}
 
 describe("the claims a rate counts are forgotten a minute past the rate's window (a real SQLite file)", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -53,7 +45,7 @@ describe("the claims a rate counts are forgotten a minute past the rate's window
     const start = Date.now() + 1_000;
     // Claims of one run each: at the start, half a minute later, then past a minute and the window after the first.
     const times = [start, start + 30_000, start + 61_001];
-    for (const now of times) expect(await store.claimDue(claimRequest(1, now))).toHaveLength(1);
+    for (const now of times) expect(await store.claimDue(workerClaim([task], 1, now).request)).toHaveLength(1);
     const kept = db
       .prepare('SELECT scope, at, n FROM docket_flow_claims ORDER BY scope, at')
       .all()

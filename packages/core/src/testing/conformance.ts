@@ -29,6 +29,7 @@ import { transitionsSuite } from './transitions.js';
 import { triggersSuite } from './triggers.js';
 import { recordingVerbs } from './verb-coverage.js';
 
+export { workerClaim } from './claim-request.js';
 export { type ConformanceHarness, type HarnessFactory, openQueue, type TestQueueOptions } from './harness.js';
 export { checkSlotRuns, expectOneRunPerSecond, type ScheduleTrial, type SlotRunsReport } from './schedule-check.js';
 export { expectSchemaMatchesCodec, type SchemaColumns, schemaCodecSuite } from './schema-codec.js';
