@@ -1,21 +1,17 @@
 import { createQueue } from '@docket/core';
-import { type PlainClaim, planClaim, type SelectRequest, type TaskKey } from '@docket/core/store';
+import { workerClaim } from '@docket/core/conformance';
+import type { TaskKey } from '@docket/core/store';
 import { waitForStatus } from '@docket/core/testing';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { tablesIn } from '../src/context.js';
 import { postgresStore } from '../src/index.js';
-import { groupTurnStatements } from '../src/sql/claim/flow-statements.js';
+import { groupTurnStatements, recordStatements } from '../src/sql/claim/flow-statements.js';
 import { backendForTests, claimPlan, DATABASE_URL, freshSchema, indexScans } from './helpers.js';
 
-const ACTOR = 'worker:flow';
-const LEASE_MS = 30_000;
-
-/** A claim request as the worker loop makes it (core's `planClaim`). */
-function claimRequest(tasks: TaskKey[], limit: number, now = Date.now()): SelectRequest {
-  const plainClaim: PlainClaim = { actor: ACTOR, leaseExpiresAt: now + LEASE_MS, at: new Date(now).toISOString() };
-  return { namespace: 'default', tasks, limit, now, plainClaim, plan: (run) => planClaim(run, ACTOR, LEASE_MS, now) };
-}
+/** A task whose rates count its claims, and those of each group. */
+const rated: TaskKey = { name: 'rated', version: '1' };
+const rate = { max: 100, perMs: 1_000 };
 
 describe('the PostgreSQL flow claim', () => {
   const { db, cleanups } = backendForTests();
@@ -48,14 +44,14 @@ describe('the PostgreSQL flow claim', () => {
       await store.close();
     });
     // The first claim reads the task's state (a task limit, no group limit) and keeps it for a while.
-    const [first] = await store.claimDue(claimRequest([task], 1));
+    const [first] = await store.claimDue(workerClaim([task], 1).request);
     expect(first?.status).toBe('running');
     // Another process puts the task's groups under a limit of one lease each.
     const other = createQueue({ store: postgresStore(options), runtime: { mode: 'producer' } });
     other.define({ ...task, flow: { group: { concurrency: 1 } } });
     await other.ready();
     await other.close();
-    const claimed = await store.claimDue(claimRequest([task], 10));
+    const claimed = await store.claimDue(workerClaim([task], 10).request);
     const groups = claimed.map((run) => run.group);
     expect(groups.sort()).toEqual(['g1', 'g2', 'g3'].filter((group) => group !== first?.group));
   });
@@ -74,10 +70,10 @@ describe('the PostgreSQL flow claim', () => {
     });
     await handle.start({ query: 'old', group: 'old' });
     // This claim lists the groups (only `old`) and keeps the list for its next claims.
-    expect((await store.claimDue(claimRequest([task], 10))).map((run) => run.group)).toEqual(['old']);
+    expect((await store.claimDue(workerClaim([task], 10).request)).map((run) => run.group)).toEqual(['old']);
     const { runId } = await handle.start({ query: 'new', group: 'new' });
-    const first = await store.claimDue(claimRequest([task], 10));
-    const second = first.length > 0 ? [] : await store.claimDue(claimRequest([task], 10));
+    const first = await store.claimDue(workerClaim([task], 10).request);
+    const second = first.length > 0 ? [] : await store.claimDue(workerClaim([task], 10).request);
     expect([...first, ...second].map((run) => run.runId)).toEqual([runId]);
   });
 
@@ -141,5 +137,54 @@ describe('the PostgreSQL flow claim', () => {
     });
     await waitForStatus(parent, runId, 'success');
     expect(seen).toEqual([{ status: 'cancelled', reason: 'DEADLINE' }]);
+  });
+
+  it.runIf(DATABASE_URL)(
+    "prunes a scope's claims past the window as one range of the time index, not by reading every group's claims",
+    async () => {
+      const store = postgresStore(await freshStoreOptions());
+      await store.open();
+      cleanups.push(() => store.close());
+      const state = { flow: { group: { rate } }, paused: false, holdUntil: null, groupHoldUntil: null };
+      const [prune] = recordStatements(tablesIn(store.schema), 'default', rated.name, state, [], Date.now());
+      expect(prune?.text).toMatch(/^DELETE FROM/);
+      const client = new pg.Client(DATABASE_URL);
+      await client.connect();
+      cleanups.push(() => client.end());
+      const scans = indexScans(await claimPlan(client, store.schema, rated.name, prune as NonNullable<typeof prune>));
+      expect(scans.map((scan) => scan['Index Name'])).toEqual(['docket_flow_claims_at']);
+      expect(scans[0]?.['Index Cond']).toMatch(/scope = .*at <=/);
+    },
+  );
+
+  it("keeps a rate's claims of the window and the minute past it, of the task and of each group, and forgets older ones", async () => {
+    const options = await freshStoreOptions();
+    const producer = createQueue({ store: postgresStore(options), runtime: { mode: 'producer' }, logger: false });
+    const handle = producer.define({ ...rated, flow: { rate, group: { rate } } });
+    await producer.ready();
+    await handle.startMany(['a', 'b', 'c', 'd'].map((group) => ({ query: group, group })));
+    const store = postgresStore(options);
+    await store.open();
+    cleanups.push(async () => {
+      await producer.close();
+    });
+    const start = Date.now() + 1_000;
+    // Claims of one run each: at the start, half a minute later, then past a minute and the window after the first.
+    const times = [start, start + 30_000, start + 61_001];
+    for (const now of times) expect(await store.claimDue(workerClaim([rated], 1, now).request)).toHaveLength(1);
+    // A claim's transaction may stay open to the end of its turn (held claims): closed, the store has committed it.
+    await store.close();
+    const kept = await db().query<{ scope: string; at: number; n: number }>(
+      `SELECT scope, at, n FROM "${store.schema}".docket_flow_claims ORDER BY scope, at`,
+    );
+    const rows = (scope: string) => kept.filter((row) => row.scope === scope).map((row) => [row.at, row.n]);
+    expect(rows('task')).toEqual([
+      [start + 30_000, 1],
+      [start + 61_001, 1],
+    ]);
+    expect(rows('group')).toEqual([
+      [start + 30_000, 1],
+      [start + 61_001, 1],
+    ]);
   });
 });
