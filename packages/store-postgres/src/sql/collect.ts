@@ -1,5 +1,6 @@
 import { type CollectRequest, type CollectResult, isExpiredRun, type RunRow, runIdCutoff } from '@docket/core/store';
 import { sql } from 'drizzle-orm';
+import { WAIT_BOUND_MS, within } from '../bounded-wait.js';
 import type { PgContext } from '../context.js';
 import { rowsOf } from '../writes/run-writes.js';
 
@@ -8,8 +9,14 @@ import { rowsOf } from '../writes/run-writes.js';
  * delivered events), delivered events and dead letters past retention, old command receipts and settle counts, and
  * flow groups idle since retention's cutoff.
  */
-export function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
+export async function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
   const { runs, history, events, commands } = ctx.q;
+  // A claim answers its runs before its held transaction commits (with the groups it claimed from): collect reads
+  // once this store's claims have ended, so it sees what they wrote.
+  await within(
+    ctx.held.allEnded().then(() => true),
+    WAIT_BOUND_MS,
+  );
   return ctx.inTransaction('operator.maintenance.collect', async (tx) => {
     const cutoff = runIdCutoff(request.runsBefore);
     const candidates = await rowsOf<RunRow>(
