@@ -65,8 +65,7 @@ export async function collect(ctx: PgContext, request: CollectRequest): Promise<
     if (request.after === null) {
       await tx.execute(
         sql`DELETE FROM ${sql.raw(ctx.tables.flowGroups)} WHERE namespace = ${request.namespace}
-            AND coalesce(last_claimed_at, 0) < ${request.runsBefore}::double precision
-            AND coalesce(hold_until, 0) < ${request.runsBefore}::double precision`,
+            AND greatest(last_claimed_at, hold_until, 0) < ${request.runsBefore}::double precision`,
       );
     }
     const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;

@@ -16,7 +16,7 @@ export interface CollectStatements {
   deleteDeadLetters: Database.Statement<[string, number]>;
   deleteCommands: Database.Statement<[string, number]>;
   deleteSettledMinutes: Database.Statement<[string, number]>;
-  deleteIdleGroups: Database.Statement<[string, number, number]>;
+  deleteIdleGroups: Database.Statement<[string, number]>;
 }
 
 /** Retention's statements, prepared once per connection. */
@@ -46,8 +46,8 @@ export function collectStatements(db: Database.Database): CollectStatements {
     ),
     // A group's row keeps its last claim (the order of groups in turn) and its hold: one neither claimed nor held since
     // retention's cutoff orders as a group never claimed, so its row goes (a group key per tenant adds up over time).
-    deleteIdleGroups: db.prepare<[string, number, number]>(
-      `DELETE FROM docket_flow_groups WHERE namespace = ? AND coalesce(last_claimed_at, 0) < ? AND coalesce(hold_until, 0) < ?`,
+    deleteIdleGroups: db.prepare<[string, number]>(
+      'DELETE FROM docket_flow_groups WHERE namespace = ? AND max(coalesce(last_claimed_at, 0), coalesce(hold_until, 0)) < ?',
     ),
   };
 }
@@ -78,7 +78,7 @@ function collectInTransaction(s: Statements, request: CollectRequest): CollectRe
   s.collect.deleteCommands.run(request.namespace, request.runsBefore);
   s.collect.deleteSettledMinutes.run(request.namespace, request.runsBefore);
   // Once per pass over the runs (its first call): the statement reads all of the namespace's groups.
-  if (request.after === null) s.collect.deleteIdleGroups.run(request.namespace, request.runsBefore, request.runsBefore);
+  if (request.after === null) s.collect.deleteIdleGroups.run(request.namespace, request.runsBefore);
   const next = rows.length === request.limit ? (rows.at(-1)?.run_id ?? null) : null;
   return { ...counts, next };
 }

@@ -37,9 +37,7 @@ export function collect(m: MemoryState, request: CollectRequest): Promise<Collec
     if (request.after === null) {
       for (const [k, group] of m.groups) {
         if (!k.startsWith(`${request.namespace}\u0000`)) continue;
-        if ((group.lastClaimedAt ?? 0) < request.runsBefore && (group.holdUntil ?? 0) < request.runsBefore) {
-          m.groups.delete(k);
-        }
+        if (Math.max(group.lastClaimedAt ?? 0, group.holdUntil ?? 0) < request.runsBefore) m.groups.delete(k);
       }
     }
     const next = candidates.length === request.limit ? (candidates.at(-1)?.[1].runId ?? null) : null;
