@@ -3,6 +3,7 @@ import { workerClaim } from '@docket/core/conformance';
 import type { TaskKey } from '@docket/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { flowStatements } from '../src/flow/statements.js';
+import { sqliteStore } from '../src/index.js';
 import { fileStore } from './helpers.js';
 
 const task: TaskKey = { name: 'rated', version: '1' };
@@ -59,5 +60,36 @@ describe("the claims a rate counts are forgotten a minute past the rate's window
       [start + 30_000, 1],
       [start + 61_001, 1],
     ]);
+  });
+
+  it("forgets a task's claims once its rate is removed, when retention's cutoff is a day and a minute past them", async () => {
+    const { db, store } = fileStore(cleanups);
+    const kept = () => (db.prepare('SELECT count(*) AS n FROM docket_flow_claims').get() as { n: number }).n;
+    const rated = createQueue({ store, runtime: { mode: 'producer' }, logger: false });
+    const rate = { max: 100, perMs: 1_000 };
+    const handle = rated.define({ ...task, flow: { rate, group: { rate } } });
+    await rated.ready();
+    await handle.startMany(['a', 'b'].map((group) => ({ query: group, group })));
+    const start = Date.now() + 1_000;
+    expect(await store.claimDue(workerClaim([task], 1, start).request)).toHaveLength(1);
+    await rated.close();
+    expect(kept()).toBe(2);
+    // Registered again without a rate: its claims prune nothing, so the claims of the task and its group stay.
+    const plainStore = sqliteStore({ database: db });
+    const plain = createQueue({ store: plainStore, runtime: { mode: 'producer' }, logger: false });
+    cleanups.push(async () => {
+      await plain.close();
+    });
+    plain.define(task);
+    await plain.ready();
+    const later = start + 86_400_000 + 60_001;
+    expect(await plainStore.claimDue(workerClaim([task], 1, later).request)).toHaveLength(1);
+    expect(kept()).toBe(2);
+    const collect = (runsBefore: number) =>
+      plainStore.collect({ namespace: 'default', runsBefore, deadLettersBefore: 0, limit: 100, after: null });
+    await collect(later - 1);
+    expect(kept()).toBe(2);
+    await collect(later);
+    expect(kept()).toBe(0);
   });
 });

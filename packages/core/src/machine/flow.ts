@@ -4,6 +4,9 @@
  * asks these gates, one candidate at a time.
  */
 
+/** The longest window a rate may have (`perMs`): a day. */
+export const RATE_WINDOW_MOST_MS = 86_400_000;
+
 /** At most `max` claims in any interval of `perMs` milliseconds. */
 export interface FlowRate {
   max: number;

@@ -15,6 +15,7 @@ import {
   GroupWalk,
   planFlowClaim,
   planTaskClaim,
+  RATE_WINDOW_MOST_MS,
   type TaskFlowState,
 } from '../machine/flow.js';
 import type { RunRecord } from '../machine/run-types.js';
@@ -197,6 +198,15 @@ export interface FlowRecorder {
  * whose clock is behind): pruned at the window by the later clock, claims the earlier one must count would be gone.
  */
 const CLAIMS_KEPT_PAST_WINDOW_MS = 60_000;
+
+/**
+ * The time before which retention (`collect` with cutoff `runsBefore`) forgets flow claims: no rate counts them, the
+ * longest window a minute late included, whatever rate their task has now or had (a task whose rate is removed no
+ * longer prunes its own claims).
+ */
+export function flowClaimsCollectedBefore(runsBefore: number): number {
+  return runsBefore - RATE_WINDOW_MOST_MS - CLAIMS_KEPT_PAST_WINDOW_MS;
+}
 
 /**
  * Records what a flow claim of one task took: `claimed` are the runs it wrote that now hold a lease. Claims are kept

@@ -127,6 +127,7 @@ export {
   type FlowReader,
   type FlowRecorder,
   flowCandidates,
+  flowClaimsCollectedBefore,
   flowPlanOf,
   flowStateOf,
   heldTask,

@@ -163,6 +163,28 @@ export function flowSuite<Tx>(factory: HarnessFactory<Tx>): void {
       expect(await claim(t + 4000)).toEqual(['a']);
     });
 
+    it('collect forgets claims no rate counts any longer: those before its cutoff less a day and a minute', async () => {
+      const h = await area.harness();
+      const rate = { max: 1, perMs: 60_000 };
+      const definition = { name: 'spent', version: '1', flow: { rate, group: { rate } } };
+      const { task } = await area.open(h.store, definition, undefined, { runtime: { mode: 'producer' } });
+      const claim = async (now: number) =>
+        (await h.store.claimDue(workerClaim([{ name: 'spent', version: '1' }], 1, now).request)).length;
+      const collect = (runsBefore: number) =>
+        h.store.collect({ namespace: 'default', runsBefore, deadLettersBefore: 0, limit: 100, after: null });
+      await task.startMany([1, 2].map((i) => ({ query: { i } })));
+      const t = Date.now() + 1000;
+      expect(await claim(t)).toBe(1);
+      expect(await claim(t + 1)).toBe(0);
+      // The longest window is a day, and claims are kept a minute past it: a claim at the cutoff less both is kept.
+      const dayAndMinute = 86_400_000 + 60_000;
+      await collect(t + dayAndMinute);
+      expect(await claim(t + 2)).toBe(0);
+      // Before it, the task's and the group's claims are gone (a test's cutoff ahead of the claims, to see them go).
+      await collect(t + dayAndMinute + 1);
+      expect(await claim(t + 3)).toBe(1);
+    });
+
     it('a group at its rate never holds back another group', async () => {
       const { task } = await twoConsumers({ group: { rate: { max: 1, perMs: 60_000 } } }, 1);
       const first = await task.startMany([

@@ -1,4 +1,11 @@
-import { type CollectRequest, type CollectResult, isExpiredRun, type RunRow, runIdCutoff } from '@docket/core/store';
+import {
+  type CollectRequest,
+  type CollectResult,
+  flowClaimsCollectedBefore,
+  isExpiredRun,
+  type RunRow,
+  runIdCutoff,
+} from '@docket/core/store';
 import { sql } from 'drizzle-orm';
 import { WAIT_BOUND_MS, within } from '../bounded-wait.js';
 import type { PgContext } from '../context.js';
@@ -6,8 +13,8 @@ import { rowsOf } from '../writes/run-writes.js';
 
 /**
  * `Store.collect`: deletes terminal runs older than retention whose callbacks are settled (with their history and
- * delivered events), delivered events and dead letters past retention, old command receipts and settle counts, and
- * flow groups idle since retention's cutoff.
+ * delivered events), delivered events and dead letters past retention, old command receipts and settle counts,
+ * flow groups idle since retention's cutoff, and flow claims no rate counts any longer.
  */
 export async function collect(ctx: PgContext, request: CollectRequest): Promise<CollectResult> {
   const { runs, history, events, commands } = ctx.q;
@@ -66,6 +73,11 @@ export async function collect(ctx: PgContext, request: CollectRequest): Promise<
       await tx.execute(
         sql`DELETE FROM ${sql.raw(ctx.tables.flowGroups)} WHERE namespace = ${request.namespace}
             AND greatest(last_claimed_at, hold_until, 0) < ${request.runsBefore}::double precision`,
+      );
+      // Claims no rate counts any longer (`flowClaimsCollectedBefore`), whatever rate their task has now.
+      await tx.execute(
+        sql`DELETE FROM ${sql.raw(ctx.tables.flowClaims)} WHERE namespace = ${request.namespace}
+            AND at < ${flowClaimsCollectedBefore(request.runsBefore)}::double precision`,
       );
     }
     const next = candidates.length === request.limit ? (candidates.at(-1)?.run_id ?? null) : null;

@@ -1,5 +1,11 @@
 import type { RunRow } from '@docket/core/store';
-import { type CollectRequest, type CollectResult, isExpiredRun, runIdCutoff } from '@docket/core/store';
+import {
+  type CollectRequest,
+  type CollectResult,
+  flowClaimsCollectedBefore,
+  isExpiredRun,
+  runIdCutoff,
+} from '@docket/core/store';
 import type Database from 'better-sqlite3';
 import type { SqliteContext } from '../context.js';
 import type { Statements } from '../statements.js';
@@ -17,6 +23,7 @@ export interface CollectStatements {
   deleteCommands: Database.Statement<[string, number]>;
   deleteSettledMinutes: Database.Statement<[string, number]>;
   deleteIdleGroups: Database.Statement<[string, number]>;
+  deleteOldFlowClaims: Database.Statement<[string, number]>;
 }
 
 /** Retention's statements, prepared once per connection. */
@@ -49,6 +56,8 @@ export function collectStatements(db: Database.Database): CollectStatements {
     deleteIdleGroups: db.prepare<[string, number]>(
       'DELETE FROM docket_flow_groups WHERE namespace = ? AND max(coalesce(last_claimed_at, 0), coalesce(hold_until, 0)) < ?',
     ),
+    // Claims no rate counts any longer (`flowClaimsCollectedBefore`), whatever rate their task has now.
+    deleteOldFlowClaims: db.prepare<[string, number]>('DELETE FROM docket_flow_claims WHERE namespace = ? AND at < ?'),
   };
 }
 
@@ -77,8 +86,11 @@ function collectInTransaction(s: Statements, request: CollectRequest): CollectRe
   counts.deadLetters += s.collect.deleteDeadLetters.run(request.namespace, request.deadLettersBefore).changes;
   s.collect.deleteCommands.run(request.namespace, request.runsBefore);
   s.collect.deleteSettledMinutes.run(request.namespace, request.runsBefore);
-  // Once per pass over the runs (its first call): the statement reads all of the namespace's groups.
-  if (request.after === null) s.collect.deleteIdleGroups.run(request.namespace, request.runsBefore);
+  // Once per pass over the runs (its first call): these statements read all of the namespace's groups and claims.
+  if (request.after === null) {
+    s.collect.deleteIdleGroups.run(request.namespace, request.runsBefore);
+    s.collect.deleteOldFlowClaims.run(request.namespace, flowClaimsCollectedBefore(request.runsBefore));
+  }
   const next = rows.length === request.limit ? (rows.at(-1)?.run_id ?? null) : null;
   return { ...counts, next };
 }

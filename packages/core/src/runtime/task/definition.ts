@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { ResolvedDefinition } from '../../machine/definition.js';
-import type { FlowLimits, TaskFlow } from '../../machine/flow.js';
+import { type FlowLimits, RATE_WINDOW_MOST_MS, type TaskFlow } from '../../machine/flow.js';
 import type { CallbackKind, RetryPolicy } from '../../machine/run-types.js';
 import { DocketError } from '../../util/errors.js';
 import { canonicalJson, deepFreeze, type Json } from '../../util/json.js';
@@ -14,7 +14,7 @@ const schemaLike = v.custom<v.GenericSchema>(
 );
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-const rateSchema = strictObject({ max: int(1, 100_000), perMs: int(1, 86_400_000) });
+const rateSchema = strictObject({ max: int(1, 100_000), perMs: int(1, RATE_WINDOW_MOST_MS) });
 const limitsSchema = { concurrency: v.optional(int(1, 10_000)), rate: v.optional(rateSchema) };
 /** `define({ flow })`: the fleet-wide limits of a task and of each of its groups (SPEC section 11). */
 const flowSchema = strictObject({ ...limitsSchema, group: v.optional(strictObject(limitsSchema)) });

@@ -1,5 +1,6 @@
 import type { CollectRequest, CollectResult } from '../contract.js';
 import { UNSETTLED_EVENT_STATUSES } from '../contract.js';
+import { flowClaimsCollectedBefore } from '../flow.js';
 import { isExpiredRun } from '../retention.js';
 import { key, type MemoryState } from './state.js';
 
@@ -33,13 +34,7 @@ export function collect(m: MemoryState, request: CollectRequest): Promise<Collec
     for (const [k, receipt] of m.commands) {
       if (k.startsWith(`${request.namespace}\u0000`) && receipt.createdAt < request.runsBefore) m.commands.delete(k);
     }
-    // Groups neither claimed nor held since retention's cutoff order as groups never claimed: their entries go.
-    if (request.after === null) {
-      for (const [k, group] of m.groups) {
-        if (!k.startsWith(`${request.namespace}\u0000`)) continue;
-        if (Math.max(group.lastClaimedAt ?? 0, group.holdUntil ?? 0) < request.runsBefore) m.groups.delete(k);
-      }
-    }
+    if (request.after === null) collectFlow(m, request);
     const next = candidates.length === request.limit ? (candidates.at(-1)?.[1].runId ?? null) : null;
     return { ...counts, next };
   });
@@ -55,5 +50,25 @@ function collectEvents(m: MemoryState, request: CollectRequest, counts: { events
       m.events.delete(k);
       counts.deadLetters++;
     }
+  }
+}
+
+/**
+ * Once per pass (its first call): groups neither claimed nor held since retention's cutoff order as groups never
+ * claimed, so their entries go; and claims no rate counts any longer go, whatever rate their task has now (one whose
+ * rate was removed prunes none of its own).
+ */
+function collectFlow(m: MemoryState, request: CollectRequest): void {
+  const prefix = `${request.namespace}\u0000`;
+  for (const [k, group] of m.groups) {
+    if (!k.startsWith(prefix)) continue;
+    if (Math.max(group.lastClaimedAt ?? 0, group.holdUntil ?? 0) < request.runsBefore) m.groups.delete(k);
+  }
+  const before = flowClaimsCollectedBefore(request.runsBefore);
+  for (const [k, times] of m.flowClaims) {
+    if (!k.startsWith(prefix)) continue;
+    const kept = times.filter((t) => t >= before);
+    if (kept.length === 0) m.flowClaims.delete(k);
+    else m.flowClaims.set(k, kept);
   }
 }
