@@ -101,9 +101,9 @@ export async function claimPlan(
   return nodes(explained.rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode);
 }
 
-/** The index scans of a plan (plain or bitmap). */
+/** The index scans of a plan (plain, index-only or bitmap). */
 export const indexScans = (plan: readonly PlanNode[]) =>
-  plan.filter((node) => node['Node Type'].includes('Index Scan'));
+  plan.filter((node) => /Index (Only )?Scan/.test(node['Node Type']));
 
 /** Drops a schema and everything in it, on a connection of its own. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
