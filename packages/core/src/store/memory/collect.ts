@@ -6,7 +6,8 @@ import { key, type MemoryState } from './state.js';
 
 /**
  * `Store.collect`: terminal runs past retention whose callbacks are settled (with their history, key and delivered
- * events), delivered events and dead letters past retention, old receipts, and flow groups idle since the cutoff.
+ * events), delivered events and dead letters past retention, old receipts, flow groups idle since the cutoff, and flow
+ * claims no rate counts any longer.
  */
 export function collect(m: MemoryState, request: CollectRequest): Promise<CollectResult> {
   return m.exclusive(() => {
